@@ -1,0 +1,100 @@
+"""OpenAI chat format: one `{"messages": [...], "tools": [...]}` object per line (SPEC §3).
+
+Assistant `tool_calls` become `tool_call` events (the JSON argument string parsed), `tool`
+messages become `tool_result` events paired with their call by id. Argument strings that are not
+a JSON object are kept: `arguments` is `{}`, the raw string is in `meta.raw_arguments`, and the
+report counts them under flags `arguments_not_json_object` — broken arguments are model
+behaviour an audit wants to see, not a reason to reject the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from ._chat import convert_messages
+from ._common import RecordFailed, Trace, head_lines, iter_jsonl, require, short
+from .base import ImportReport, SourceEvent
+
+RECORD_KEYS = frozenset({"messages", "tools", "id", "trace_id", "model"})
+TOOL_KEYS = frozenset({"type", "function"})
+FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
+
+
+class OpenAIChatImporter:
+    name = "openai_chat"
+    label = "OpenAI chat (messages + tools per line)"
+
+    def sniff(self, head: bytes, filename: str) -> bool:
+        records = head_lines(head, 2)
+        return bool(records) and all(
+            isinstance(r, dict) and isinstance(r.get("messages"), list) and "trace_id" not in r
+            for r in records
+        )
+
+    def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
+        seen: dict[str, int] = {}
+        for line, record in iter_jsonl(stream, report):
+            trace_id = _trace_id(record, line)
+            trace = Trace(trace_id, line, report)
+            try:
+                if trace_id in seen:
+                    raise trace.fail(
+                        "$.id", f"expected a unique id, found {trace_id!r} again (first on line {seen[trace_id]})"
+                    )
+                seen[trace_id] = line
+                _convert_record(trace, record)
+            except RecordFailed:
+                continue
+            yield from trace.source_events()
+
+
+def _trace_id(record: Any, line: int) -> str:
+    if isinstance(record, dict):
+        for key in ("trace_id", "id"):
+            value = record.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value):
+                return f"openai_chat:{value}"
+    return f"openai_chat:line{line}"
+
+
+def _convert_record(trace: Trace, record: Any) -> None:
+    record = require(trace, record, dict, "$", "an object with messages")
+    model = record.get("model")
+    header = trace.header(model=model if isinstance(model, str) else None)
+    header["task"] = {
+        "id": str(record["id"]) if record.get("id") is not None else None,
+        "benchmark": None, "category": None,
+    }
+    header["tools"] = tools_from_openai(trace, record.get("tools"), "$.tools")
+    trace.keep(header, record, RECORD_KEYS, "record")
+    if "model" in record and not isinstance(record["model"], str):
+        header.setdefault("meta", {})["model"] = record["model"]
+    convert_messages(trace, record.get("messages"), "$.messages")
+
+
+def tools_from_openai(trace: Trace, tools: Any, path: str) -> list[dict]:
+    """OpenAI `tools` ([{type: function, function: {name, description, parameters}}]) → v1 tools.
+    `read_only` is unknown in this format and left out."""
+    if tools is None:
+        return []
+    tools = require(trace, tools, list, path, "an array of tools")
+    out = []
+    for i, tool in enumerate(tools):
+        tpath = f"{path}[{i}]"
+        tool = require(trace, tool, dict, tpath, "a tool object")
+        fn = tool.get("function", tool)
+        fn = require(trace, fn, dict, f"{tpath}.function", "an object with name, description, parameters")
+        name = fn.get("name")
+        if not isinstance(name, str):
+            raise trace.fail(f"{tpath}.function.name", f"expected a tool name string, found {short(name, 40)}")
+        item = {"name": name, "description": fn.get("description") or "", "parameters": fn.get("parameters") or {}}
+        extra = {k: v for k, v in fn.items() if k not in FUNCTION_KEYS}
+        extra.update({k: v for k, v in tool.items() if k not in TOOL_KEYS and k not in FUNCTION_KEYS})
+        if tool.get("type") not in (None, "function"):
+            extra["type"] = tool.get("type")
+        if extra:
+            item["meta"] = extra
+            trace.report.note_unmapped("tool definition fields", f"{name}: {short(extra)}")
+        out.append(item)
+    return out
