@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from .base import Importer, ImportReport, RecordError, SourceEvent
 from .openai_chat import OpenAIChatImporter
+from .tau_bench import TauBenchImporter
 from .v1 import V1Importer
 
 __all__ = ["IMPORTERS", "Importer", "ImportReport", "RecordError", "SourceEvent", "detect"]
 
 _ORDER: list[Importer] = [
+    TauBenchImporter(),
     OpenAIChatImporter(),
     V1Importer(),
 ]
