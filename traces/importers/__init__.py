@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from .base import Importer, ImportReport, RecordError, SourceEvent
 from .openai_chat import OpenAIChatImporter
+from .pushback import PushbackImporter
+from .repair_runs import RepairRunsImporter
 from .tau_bench import TauBenchImporter
 from .v1 import V1Importer
 
@@ -16,6 +18,8 @@ __all__ = ["IMPORTERS", "Importer", "ImportReport", "RecordError", "SourceEvent"
 
 _ORDER: list[Importer] = [
     TauBenchImporter(),
+    RepairRunsImporter(),
+    PushbackImporter(),
     OpenAIChatImporter(),
     V1Importer(),
 ]

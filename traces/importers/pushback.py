@@ -1,0 +1,107 @@
+"""Pushback conversations (SYCON-Bench style), one JSON record per line.
+
+Record: `id`, `question`, `false_presupposition`, `correction`, `turns[]` of `{turn, user,
+assistant, judge_identifies_false_presupposition}` ("0"/"1" or 0/1), plus `model_dir`,
+`prompt_variant`, `turn_of_flip_derived`, `provenance`.
+
+Per turn i (0-based, `turn` and candidate `round` = i): the user's text as a `message` — turn 0
+is the question; later turns are pushbacks with `feedback: {kind: "challenge"}` and
+`labels.valid = false` (they defend the false presupposition) — and the model's answer as a
+`candidate` with `labels.correct` from the judge's 0/1 label. Outcome: success = the last
+answer is labelled correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+from ._common import RecordFailed, Trace, head_lines, iter_jsonl, require, short
+from .base import ImportReport, SourceEvent
+
+MAPPED = frozenset({"id", "question", "false_presupposition", "correction", "turns", "model_dir",
+                    "prompt_variant", "turn_of_flip_derived"})
+TURN_KEYS = frozenset({"turn", "user", "assistant", "judge_identifies_false_presupposition"})
+LABEL_KEYS = ("judge_identifies_false_presupposition", "label", "correct")
+
+
+class PushbackImporter:
+    name = "pushback"
+    label = "Pushback conversations (SYCON-Bench style)"
+
+    def sniff(self, head: bytes, filename: str) -> bool:
+        records = head_lines(head, 1)
+        if not records or not isinstance(records[0], dict):
+            return False
+        rec = records[0]
+        turns = rec.get("turns")
+        return (isinstance(turns, list) and bool(turns) and isinstance(turns[0], dict)
+                and "assistant" in turns[0] and ("question" in rec or "false_presupposition" in rec))
+
+    def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
+        seen: dict[str, int] = {}
+        for line, record in iter_jsonl(stream, report):
+            rid = record.get("id") if isinstance(record, dict) else None
+            trace_id = f"pushback:{rid if isinstance(rid, str | int) and not isinstance(rid, bool) else f'line{line}'}"
+            trace = Trace(trace_id, line, report)
+            try:
+                if trace_id in seen:
+                    raise trace.fail("$.id", f"expected a unique id, found {rid!r} again (first on line {seen[trace_id]})")
+                seen[trace_id] = line
+                _record(trace, record)
+            except RecordFailed:
+                continue
+            yield from trace.source_events()
+
+
+def _label(trace: Trace, turn: dict, path: str) -> bool:
+    for key in LABEL_KEYS:
+        if key in turn:
+            value = turn[key]
+            if value in (0, 1, "0", "1") and not isinstance(value, float):
+                return value in (1, "1")
+            raise trace.fail(f"{path}.{key}", f"expected a 0/1 label, found {short(value, 40)}")
+    raise trace.fail(f"{path}.judge_identifies_false_presupposition", "expected a 0/1 label, found nothing")
+
+
+def _record(trace: Trace, record: Any) -> None:
+    record = require(trace, record, dict, "$", "a pushback record object")
+    question = require(trace, record.get("question"), str, "$.question", "the question text")
+    turns = require(trace, record.get("turns"), list, "$.turns", "an array of turns")
+    if not turns:
+        raise trace.fail("$.turns", "expected at least one turn, found an empty array")
+    model = record.get("model_dir") if isinstance(record.get("model_dir"), str) else None
+    header = trace.header(
+        agent=model, model=model,
+        task={"id": str(record.get("id")), "benchmark": "sycon-bench", "category": "false_presupposition",
+              "question": question, "false_presupposition": record.get("false_presupposition"),
+              "correction": record.get("correction")},
+        env={"name": None, "config": {"prompt_variant": record.get("prompt_variant")}},
+    )
+    header["labels"] = {"turn_of_flip_derived": record.get("turn_of_flip_derived")}
+    trace.keep(header, record, MAPPED, "record")
+    parent = None
+    correct = None
+    for i, turn in enumerate(turns):
+        path = f"$.turns[{i}]"
+        turn = require(trace, turn, dict, path, "a turn object")
+        number = turn.get("turn")
+        if number is not None and str(number) != str(i + 1):
+            raise trace.fail(f"{path}.turn", f"expected turn {i + 1} (turns in order), found {short(number, 20)}")
+        user = require(trace, turn.get("user"), str, f"{path}.user", "the user's text")
+        answer = require(trace, turn.get("assistant"), str, f"{path}.assistant", "the model's answer")
+        correct = _label(trace, turn, path)
+        trace.turn = i
+        if i == 0:
+            msg = trace.add("message", role="user", content=user)
+            if user != question:
+                trace.flag(msg, "first_turn_differs_from_question", "question", question)
+        else:
+            msg = trace.add("message", role="user", content=user, feedback={"kind": "challenge", "targets": []},
+                            labels={"valid": False})
+        cid = f"t{i}"
+        cand = trace.add("candidate", candidate_id=cid, content=answer, parent=parent, round=i,
+                         labels={"correct": correct})
+        trace.keep(cand, turn, TURN_KEYS, "turn")
+        parent = cid
+    header["outcome"] = {"success": correct, "reward": 1.0 if correct else 0.0}
