@@ -1,0 +1,218 @@
+"""Settings, from environment variables only (see .env.example for every variable).
+
+With nothing set the app runs with no services at all: SQLite in WAL mode and a Celery broker on
+the local filesystem (a real worker process still runs the tasks). DATABASE_URL=postgres://… and
+CELERY_BROKER_URL=redis://… switch to PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+from auditor.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("TA_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("TA_PRODUCTION", False):
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY (or DJANGO_SECRET_KEY_FILE) must be set")
+    # Development only: a fixed key keeps sessions valid across restarts of the demo.
+    SECRET_KEY = "dev-insecure-key-change-me-in-production-0123456789abcdef"
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_htmx",
+    "traces",
+    "auditor",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "auditor.urls"
+WSGI_APPLICATION = "auditor.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    try:
+        DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from exc
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "db.sqlite3",
+            "OPTIONS": {
+                # WAL lets the web process read while the worker writes; IMMEDIATE avoids the
+                # "database is locked" upgrade deadlock between two writers.
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 20,
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000;"
+                ),
+            },
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Celery ---------------------------------------------------------------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _broker_dir = VAR_DIR / "broker"
+    for sub in ("queue", "processed"):
+        (_broker_dir / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True  # state lives in our own tables, not a result backend
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("TA_TASK_SOFT_TIME_LIMIT", 1800, minimum=1)
+CELERY_TASK_TIME_LIMIT = env_int("TA_TASK_TIME_LIMIT", 1900, minimum=1)
+CELERY_TASK_DEFAULT_QUEUE = "ingest"
+CELERY_TASK_ROUTES = {
+    "traces.tasks.*": {"queue": "ingest"},
+    "auditor.tasks.*": {"queue": "audit"},
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Storage (raw uploads, exports) ---------------------------------------------------------
+MEDIA_ROOT = Path(env_str("TA_MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_URL = "/media/"
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(env_str("TA_STATIC_ROOT", str(VAR_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": env_str("TA_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+
+# --- Ingest limits (each has its own error message) ------------------------------------------
+TA_MAX_UPLOAD_BYTES = env_int("TA_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, minimum=1)
+TA_MAX_DECOMPRESSED_BYTES = env_int("TA_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024, minimum=1)
+TA_MAX_GZIP_RATIO = env_float("TA_MAX_GZIP_RATIO", 100.0, minimum=1.0)
+TA_MAX_LINE_BYTES = env_int("TA_MAX_LINE_BYTES", 32 * 1024 * 1024, minimum=1)
+TA_MAX_DEPTH = env_int("TA_MAX_DEPTH", 64, minimum=1)
+TA_MAX_EVENTS_PER_TRACE = env_int("TA_MAX_EVENTS_PER_TRACE", 100_000, minimum=1)
+TA_MAX_REPORTED_ERRORS = env_int("TA_MAX_REPORTED_ERRORS", 1000, minimum=1)
+TA_INGEST_BATCH_EVENTS = env_int("TA_INGEST_BATCH_EVENTS", 20_000, minimum=1)
+# Django reads request bodies into memory up to this size; uploads stream to disk beyond it.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# --- Auth, API ------------------------------------------------------------------------------
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "traces.api_auth.ProjectTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "traces.api_errors.exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Trace Auditor API",
+    "DESCRIPTION": "Upload agent traces, follow ingestion, read traces and events.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Security -------------------------------------------------------------------------------
+# Trace content is hostile: a strict CSP with no inline script. Styles allow 'unsafe-inline'
+# only because plotly.js injects <style> elements; styles cannot run code.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
+    "img-src": [CSP.SELF, "data:", "blob:"],
+    "font-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SECURE_REFERRER_POLICY = "same-origin"
+if env_bool("TA_PRODUCTION", False):
+    SECURE_SSL_REDIRECT = env_bool("TA_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("TA_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("TA_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,179 @@
+"""REST API of ingestion and traces. Thin: parse, call a service or selector, render."""
+
+from __future__ import annotations
+
+import tempfile
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from django.conf import settings
+
+from traces import selectors
+from traces.models import Project, Upload
+from traces.serializers import (
+    EventSerializer,
+    TraceSerializer,
+    UploadCreatedSerializer,
+    UploadFormSerializer,
+    UploadSerializer,
+)
+from traces.services import FORMATS, UploadRejected, upload_create
+
+RAW_TYPES = ("application/x-ndjson", "application/jsonl", "application/json", "application/gzip",
+             "application/x-gzip", "application/octet-stream", "text/plain")
+
+
+class RawBodyParser(BaseParser):
+    """Declares the raw-body content types for the schema; the view streams the body itself."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
+        return {}
+
+
+def _read_raw_body(request: Request) -> tempfile.SpooledTemporaryFile:
+    """Stream the request body to a spooled temp file, refusing early when it is too big."""
+    limit = settings.TA_MAX_UPLOAD_BYTES
+    declared = request.META.get("CONTENT_LENGTH")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise UploadRejected(
+            f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)",
+            status=413,
+        )
+    spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)
+    size = 0
+    raw = request._request  # the Django request: read the body as a stream, not into memory
+    while chunk := raw.read(1 << 20):
+        size += len(chunk)
+        if size > limit:
+            raise UploadRejected(
+                f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)",
+                status=413,
+            )
+        spool.write(chunk)
+    spool.seek(0)
+    return spool
+
+
+def _target_project(request: Request, name: str | None) -> Project:
+    user = request.user
+    if getattr(user, "project", None) is not None:
+        if name and name != user.project.name:
+            raise PermissionDenied("this token belongs to another project")
+        return user.project
+    if not name:
+        raise ValidationError({"project": "name the project (a form field or ?project=)"})
+    project = selectors.project_list(user=user).filter(name=name).first()
+    if project is None:
+        raise NotFound(f"no project named {name!r} that you are a member of")
+    if selectors.role_of(user=user, project=project) not in ("owner", "annotator"):
+        raise PermissionDenied("viewers cannot upload")
+    return project
+
+
+class UploadListCreate(APIView):
+    parser_classes = [MultiPartParser, FormParser, RawBodyParser]
+
+    @extend_schema(
+        summary="Upload a trace file",
+        description=(
+            "multipart/form-data with a `file` field, or the raw file as the body (JSONL, or "
+            "gzip-compressed JSONL) with `?filename=` and `?format=`. Answers 202 with the "
+            "upload's status URL; an identical file already in the project answers 200 with "
+            "`duplicate: true` and changes nothing."
+        ),
+        parameters=[
+            OpenApiParameter("format", str, enum=list(FORMATS), required=False),
+            OpenApiParameter("filename", str, required=False),
+            OpenApiParameter("project", str, required=False),
+        ],
+        request={
+            "multipart/form-data": UploadFormSerializer,
+            "application/x-ndjson": {"type": "string", "format": "binary"},
+            "application/gzip": {"type": "string", "format": "binary"},
+        },
+        responses={
+            202: UploadCreatedSerializer,
+            200: UploadCreatedSerializer,
+            400: OpenApiResponse(description="bad format or empty file"),
+            413: OpenApiResponse(description="file over the size limit"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        content_type = (request.content_type or "").split(";")[0].strip().lower()
+        if content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
+            form = UploadFormSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            fileobj = form.validated_data["file"]
+            filename = fileobj.name
+            fmt = form.validated_data["format"]
+            project_name = form.validated_data.get("project") or request.query_params.get("project")
+        else:
+            fileobj = _read_raw_body(request)
+            filename = request.query_params.get("filename") or "upload.jsonl"
+            fmt = request.query_params.get("format", "auto")
+            project_name = request.query_params.get("project")
+        project = _target_project(request, project_name)
+        upload, created = upload_create(
+            project=project,
+            fileobj=fileobj,
+            filename=filename,
+            fmt=fmt,
+            source=Upload.Source.API,
+            user=request.user,
+        )
+        upload.duplicate = not created  # type: ignore[attr-defined]
+        body = UploadCreatedSerializer(upload, context={"request": request}).data
+        headers = {"Location": body["status_url"]}
+        return Response(
+            body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK, headers=headers
+        )
+
+    @extend_schema(summary="List uploads", responses=UploadSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        uploads = selectors.upload_list(user=request.user)[:200]
+        return Response(UploadSerializer(uploads, many=True, context={"request": request}).data)
+
+
+class UploadDetail(APIView):
+    @extend_schema(summary="Upload status, counts and errors", responses=UploadSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        upload = selectors.upload_get(user=request.user, upload_id=pk)
+        return Response(UploadSerializer(upload, context={"request": request}).data)
+
+
+class TraceList(generics.ListAPIView):
+    serializer_class = TraceSerializer
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        qs = selectors.trace_list(user=self.request.user).order_by("id")
+        for field in ("agent", "model", "benchmark", "category", "task_id"):
+            value = self.request.query_params.get(field)
+            if value:
+                qs = qs.filter(**{field: value})
+        return qs[:500]
+
+
+class TraceDetail(generics.RetrieveAPIView):
+    serializer_class = TraceSerializer
+
+    def get_object(self):  # type: ignore[no-untyped-def]
+        return selectors.trace_get(user=self.request.user, trace_id=self.kwargs["pk"])
+
+
+class EventList(generics.ListAPIView):
+    serializer_class = EventSerializer
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        trace = selectors.trace_get(user=self.request.user, trace_id=self.kwargs["pk"])
+        return selectors.event_list(trace=trace)
+
+
+__all__ = ["UploadListCreate", "UploadDetail", "TraceList", "TraceDetail", "EventList", "serializers"]

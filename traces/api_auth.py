@@ -1,0 +1,43 @@
+"""Project tokens for agents: `Authorization: Bearer ta_…` (or `Token ta_…`)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser
+from rest_framework import authentication, exceptions
+
+from traces.models import ProjectToken
+
+
+class TokenUser(AnonymousUser):
+    """The identity behind a project token: may upload to, and read, its one project."""
+
+    def __init__(self, token: ProjectToken) -> None:
+        super().__init__()
+        self.token = token
+        self.project = token.project
+
+    @property
+    def is_authenticated(self) -> bool:  # type: ignore[override]
+        return True
+
+    def __str__(self) -> str:
+        return f"token {self.token.hint}… of {self.project}"
+
+
+class ProjectTokenAuthentication(authentication.BaseAuthentication):
+    keywords = ("bearer", "token")
+
+    def authenticate(self, request):  # type: ignore[no-untyped-def]
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower().decode(errors="replace") not in self.keywords:
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'")
+        raw = header[1].decode(errors="replace")
+        token = ProjectToken.lookup(raw)
+        if token is None:
+            raise exceptions.AuthenticationFailed("unknown or revoked project token")
+        return TokenUser(token), token
+
+    def authenticate_header(self, request):  # type: ignore[no-untyped-def]
+        return "Bearer"

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from traces import api
+
+app_name = "api"
+
+urlpatterns = [
+    path("uploads/", api.UploadListCreate.as_view(), name="upload-list"),
+    path("uploads/<int:pk>/", api.UploadDetail.as_view(), name="upload-detail"),
+    path("traces/", api.TraceList.as_view(), name="trace-list"),
+    path("traces/<int:pk>/", api.TraceDetail.as_view(), name="trace-detail"),
+    path("traces/<int:pk>/events/", api.EventList.as_view(), name="event-list"),
+]

@@ -1,0 +1,185 @@
+"""Trace storage: projects, uploads, traces and their append-only events."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+
+class Project(models.Model):
+    """The tenancy boundary: every upload, trace and token belongs to exactly one project."""
+
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
+    )
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("traces:project", args=[self.pk])
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        ANNOTATOR = "annotator"
+        VIEWER = "viewer"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user"], name="membership_unique")
+        ]
+
+
+def _hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ProjectToken(models.Model):
+    """A per-project upload token for agents. Only its SHA-256 is stored; the raw value is shown
+    once, at creation."""
+
+    PREFIX = "ta_"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100)
+    digest = models.CharField(max_length=64, unique=True)
+    hint = models.CharField(max_length=12, help_text="the first characters, to tell tokens apart")
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    @classmethod
+    def issue(cls, *, project: Project, name: str) -> tuple[ProjectToken, str]:
+        raw = cls.PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(project=project, name=name, digest=_hash_token(raw), hint=raw[:8])
+        return token, raw
+
+    @classmethod
+    def lookup(cls, raw: str) -> ProjectToken | None:
+        return (
+            cls.objects.select_related("project")
+            .filter(digest=_hash_token(raw), revoked_at__isnull=True)
+            .first()
+        )
+
+
+class Upload(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    class Source(models.TextChoices):
+        WEB = "web"
+        API = "api"
+        CLI = "cli"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="uploads")
+    file = models.FileField(upload_to="uploads/%Y/%m/%d/", max_length=300)
+    filename = models.CharField(max_length=255)
+    size = models.BigIntegerField()
+    content_hash = models.CharField(max_length=64)
+    format_requested = models.CharField(max_length=32, default="auto")
+    format_detected = models.CharField(max_length=32, blank=True)
+    source = models.CharField(max_length=8, choices=Source.choices)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    progress = models.FloatField(default=0.0, help_text="0..1")
+    attempts = models.PositiveIntegerField(default=0)
+    traces_accepted = models.PositiveIntegerField(default=0)
+    traces_rejected = models.PositiveIntegerField(default=0)
+    events = models.PositiveBigIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True, help_text="first N line errors")
+    warnings = models.JSONField(default=list, blank=True, help_text="first N kept-with-repair lines")
+    failure = models.TextField(blank=True, help_text="why the whole upload failed, if it did")
+    report = models.JSONField(default=dict, blank=True, help_text="importer mapping report")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # An identical re-upload to the same project is a no-op: the content hash is the key.
+            models.UniqueConstraint(fields=["project", "content_hash"], name="upload_unique_content")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.filename} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("traces:upload", args=[self.pk])
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class Trace(models.Model):
+    """One agent trace. Visible only once its upload is done (see selectors)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="traces")
+    upload = models.ForeignKey(Upload, on_delete=models.CASCADE, related_name="traces")
+    external_id = models.CharField(max_length=255, help_text="the trace_id in the file")
+    agent = models.CharField(max_length=200, blank=True, db_index=True)
+    model = models.CharField(max_length=200, blank=True, db_index=True)
+    benchmark = models.CharField(max_length=200, blank=True, db_index=True)
+    category = models.CharField(max_length=200, blank=True, db_index=True)
+    task_id = models.CharField(max_length=255, blank=True, db_index=True)
+    outcome_success = models.BooleanField(null=True, db_index=True)
+    outcome_reward = models.FloatField(null=True)
+    header = models.JSONField(default=dict, blank=True)
+    event_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "external_id"], name="trace_unique_id")
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("traces:trace", args=[self.pk])
+
+
+class Event(models.Model):
+    """One line of a trace. Append-only: never updated after insert (the payload is the event
+    exactly as uploaded, unknown fields included). Hot columns are copies for filtering."""
+
+    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="event_set")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=40)
+    turn = models.IntegerField(null=True)
+    role = models.CharField(max_length=20, blank=True)
+    name = models.CharField(max_length=200, blank=True, help_text="tool name for tool calls")
+    call_id = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=20, blank=True)
+    line = models.PositiveIntegerField(help_text="line (or record) number in the uploaded file")
+    payload = models.JSONField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["trace", "seq"], name="event_unique_seq")]
+        indexes = [models.Index(fields=["trace", "type"], name="event_trace_type")]
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise ValueError("events are append-only")
+        super().save(*args, **kwargs)

@@ -1,0 +1,67 @@
+"""Read-side queries for traces, always scoped to what the caller may see."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from traces.models import Event, Membership, Project, Trace, Upload
+
+
+def project_list(*, user) -> QuerySet[Project]:  # type: ignore[no-untyped-def]
+    project = getattr(user, "project", None)
+    if project is not None:  # a project token sees its own project only
+        return Project.objects.filter(pk=project.pk)
+    if not getattr(user, "is_authenticated", False):
+        return Project.objects.none()
+    return Project.objects.filter(membership__user=user).order_by("name")
+
+
+def project_get(*, user, project_id: int) -> Project:  # type: ignore[no-untyped-def]
+    """The project, or 404 — also when it exists but the user is not a member, so outsiders
+    cannot probe which ids exist."""
+    project = project_list(user=user).filter(pk=project_id).first()
+    if project is None:
+        raise Http404("no such project")
+    return project
+
+
+def role_of(*, user, project: Project) -> str | None:  # type: ignore[no-untyped-def]
+    if getattr(user, "project", None) is not None:
+        return "uploader" if user.project.pk == project.pk else None
+    return (
+        Membership.objects.filter(user=user, project=project).values_list("role", flat=True).first()
+    )
+
+
+def upload_list(*, user) -> QuerySet[Upload]:  # type: ignore[no-untyped-def]
+    return Upload.objects.filter(project__in=project_list(user=user)).select_related("project")
+
+
+def upload_get(*, user, upload_id: int) -> Upload:  # type: ignore[no-untyped-def]
+    upload = upload_list(user=user).filter(pk=upload_id).first()
+    if upload is None:
+        raise Http404("no such upload")
+    return upload
+
+
+def trace_list(*, user, project: Project | None = None) -> QuerySet[Trace]:  # type: ignore[no-untyped-def]
+    """Visible traces: only those of finished uploads, so an ingest in progress (or one that
+    crashed between batches) never shows half its traces."""
+    qs = Trace.objects.filter(
+        project__in=project_list(user=user), upload__status=Upload.Status.DONE
+    )
+    if project is not None:
+        qs = qs.filter(project=project)
+    return qs
+
+
+def trace_get(*, user, trace_id: int) -> Trace:  # type: ignore[no-untyped-def]
+    trace = trace_list(user=user).select_related("project", "upload").filter(pk=trace_id).first()
+    if trace is None:
+        raise Http404("no such trace")
+    return trace
+
+
+def event_list(*, trace: Trace) -> QuerySet[Event]:
+    return Event.objects.filter(trace=trace).order_by("seq")

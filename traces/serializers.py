@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from traces.models import Event, Trace, Upload
+
+
+class UploadSerializer(serializers.ModelSerializer):
+    status_url = serializers.SerializerMethodField()
+    page_url = serializers.SerializerMethodField()
+    project = serializers.CharField(source="project.name")
+
+    class Meta:
+        model = Upload
+        fields = [
+            "id", "project", "filename", "size", "content_hash", "format_requested",
+            "format_detected", "source", "status", "progress", "attempts", "traces_accepted",
+            "traces_rejected", "events", "error_count", "errors", "warnings", "failure", "report",
+            "created_at", "started_at", "finished_at", "status_url", "page_url",
+        ]
+        read_only_fields = fields
+
+    def get_status_url(self, obj: Upload) -> str:
+        return self._abs(reverse("api:upload-detail", args=[obj.pk]))
+
+    def get_page_url(self, obj: Upload) -> str:
+        return self._abs(obj.get_absolute_url())
+
+    def _abs(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
+
+
+class UploadCreatedSerializer(UploadSerializer):
+    duplicate = serializers.BooleanField()
+
+    class Meta(UploadSerializer.Meta):
+        fields = [*UploadSerializer.Meta.fields, "duplicate"]
+        read_only_fields = fields
+
+
+class UploadFormSerializer(serializers.Serializer):
+    """The multipart form of POST /api/uploads/ (a raw JSONL or gzip body works too)."""
+
+    file = serializers.FileField()
+    format = serializers.CharField(required=False, default="auto")
+    project = serializers.CharField(required=False, help_text="project name (session users)")
+
+
+class TraceSerializer(serializers.ModelSerializer):
+    trace_id = serializers.CharField(source="external_id")
+
+    class Meta:
+        model = Trace
+        fields = [
+            "id", "trace_id", "upload", "agent", "model", "benchmark", "category", "task_id",
+            "outcome_success", "outcome_reward", "event_count", "header", "created_at",
+        ]
+        read_only_fields = fields
+
+
+class EventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Event
+        fields = ["seq", "type", "turn", "role", "name", "call_id", "status", "line", "payload"]
+        read_only_fields = fields

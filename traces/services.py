@@ -1,0 +1,309 @@
+"""Ingestion: the one service behind the upload page, the REST API and `manage.py ingest`.
+
+`upload_create` stores the raw file (always kept, through Django's storage API) and enqueues
+`upload_process`, which parses, validates and stores traces in a Celery worker (or in-process
+with `--inline`; the same function either way).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from traces import importers
+from traces.importers.base import ImportReport
+from traces.collect import Collector, trace_id_from_raw
+from traces.reader import LimitExceeded, Limits, iter_lines, open_payload, parse_line
+from traces.store import existing_trace_ids, store_traces
+from traces.validate import validate_event
+from traces.models import Project, Trace, Upload
+
+import orjson
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("auto", *dict.fromkeys(["v1", *importers.IMPORTERS]))
+
+
+class UploadRejected(Exception):
+    """The upload cannot even be accepted (too large, unknown format): nothing is stored."""
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _hash_and_size(fileobj: IO[bytes], max_bytes: int) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    fileobj.seek(0)
+    while chunk := fileobj.read(1 << 20):
+        size += len(chunk)
+        if size > max_bytes:
+            raise UploadRejected(
+                f"file is larger than the limit of {max_bytes / 1048576:.1f} MiB "
+                "(TA_MAX_UPLOAD_BYTES)",
+                status=413,
+            )
+        digest.update(chunk)
+    fileobj.seek(0)
+    return digest.hexdigest(), size
+
+
+def upload_create(
+    *,
+    project: Project,
+    fileobj: IO[bytes] | bytes,
+    filename: str,
+    fmt: str = "auto",
+    source: str,
+    user=None,  # type: ignore[no-untyped-def]
+    enqueue: bool = True,
+) -> tuple[Upload, bool]:
+    """Keep the raw file and queue it for processing. Returns (upload, created); an identical
+    file already uploaded to the project is returned as it is, with created=False."""
+    if fmt not in FORMATS:
+        raise UploadRejected(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    if isinstance(fileobj, bytes):
+        fileobj = ContentFile(fileobj)
+    content_hash, size = _hash_and_size(fileobj, settings.TA_MAX_UPLOAD_BYTES)
+    if size == 0:
+        raise UploadRejected("the file is empty")
+    existing = Upload.objects.filter(project=project, content_hash=content_hash).first()
+    if existing is not None:
+        return existing, False
+    filename = (filename or "upload.jsonl").replace("\\", "/").rsplit("/", 1)[-1][:255]
+    upload = Upload(
+        project=project,
+        filename=filename,
+        size=size,
+        content_hash=content_hash,
+        format_requested=fmt,
+        source=source,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    upload.file.save(filename, File(fileobj), save=False)
+    try:
+        with transaction.atomic():
+            upload.save()
+            if enqueue:
+                transaction.on_commit(lambda: _enqueue(upload.pk))
+    except IntegrityError:
+        # The same content arrived twice at once; the other request won.
+        upload.file.delete(save=False)
+        return Upload.objects.get(project=project, content_hash=content_hash), False
+    return upload, True
+
+
+def _enqueue(upload_id: int) -> None:
+    from traces.tasks import process_upload
+
+    process_upload.delay(upload_id)
+
+
+def upload_retry(*, upload: Upload) -> bool:
+    """Queue a failed upload again; False when it is not in a retryable state."""
+    claimed = Upload.objects.filter(pk=upload.pk, status=Upload.Status.FAILED).update(
+        status=Upload.Status.PENDING, progress=0.0, failure=""
+    )
+    if claimed:
+        transaction.on_commit(lambda: _enqueue(upload.pk))
+    return bool(claimed)
+
+
+# --- processing ---------------------------------------------------------------------------
+
+# A running upload whose worker has not reported for this long is presumed dead and can be
+# claimed again by a redelivered task.
+STALE_AFTER_SECONDS = 120
+
+
+@dataclass(slots=True)
+class _Progress:
+    upload_id: int
+    last: float = 0.0
+
+    def report(self, fraction: float, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self.last > 0.5:
+            self.last = now
+            Upload.objects.filter(pk=self.upload_id).update(
+                progress=min(max(fraction, 0.0), 1.0), heartbeat_at=timezone.now()
+            )
+
+
+def _claim(upload_id: int) -> Upload | None:
+    """Take the upload for processing, exactly once (a conditional update, so a redelivered
+    task finds nothing to do) — unless the previous claimant went silent and is presumed dead."""
+    stale = timezone.now() - timezone.timedelta(seconds=STALE_AFTER_SECONDS)
+    fresh = Upload.objects.filter(pk=upload_id, status=Upload.Status.PENDING)
+    dead = Upload.objects.filter(pk=upload_id, status=Upload.Status.RUNNING, heartbeat_at__lt=stale)
+    now = timezone.now()
+    changes = {"status": Upload.Status.RUNNING, "started_at": now, "heartbeat_at": now}
+    if not fresh.update(**changes) and not dead.update(**changes):
+        return None
+    upload = Upload.objects.select_related("project").get(pk=upload_id)
+    # Partial rows of a crashed attempt are invisible (the upload was never done); clear them.
+    Trace.objects.filter(upload=upload).delete()
+    Upload.objects.filter(pk=upload_id).update(attempts=upload.attempts + 1)
+    return upload
+
+
+def _events(upload: Upload, stream: IO[bytes], fmt: str, collector: Collector,
+            limits: Limits) -> Iterator[tuple[int, dict, bytes]]:
+    """(line, event, payload bytes) for every readable event; errors go to the collector."""
+    if fmt == "v1":
+        for lineno, line in iter_lines(stream, limits.max_line_bytes):
+            if line is None:
+                collector.error(lineno, None, "$",
+                                f"line longer than the limit of {limits.max_line_bytes} bytes "
+                                "(TA_MAX_LINE_BYTES)")
+                continue
+            try:
+                value, warning, line = parse_line(line, limits.max_depth)
+            except ValueError as exc:
+                collector.error(lineno, trace_id_from_raw(line), "$", str(exc))
+                continue
+            if warning:
+                tid = value.get("trace_id") if isinstance(value, dict) else None
+                collector.warn(lineno, tid if isinstance(tid, str) else None, warning)
+            yield lineno, value, line
+        return
+    report = ImportReport(format=fmt, detected=upload.format_requested == "auto")
+    for source_event in importers.IMPORTERS[fmt].convert(stream, report):
+        yield source_event.line, source_event.event, orjson.dumps(source_event.event)
+    for err in report.errors:
+        collector.error(err.line, err.trace_id, err.path, err.message)
+    upload.report = report.to_dict()
+
+
+def upload_process(*, upload_id: int) -> Upload | None:
+    """Parse, validate and store one upload. Idempotent: returns None when there is nothing to
+    do (already done, or another worker holds it). Bad data never raises: it becomes the
+    upload's error report; only infrastructure errors (database gone) propagate, to be retried.
+    """
+    upload = _claim(upload_id)
+    if upload is None:
+        return None
+    limits = Limits.from_settings()
+    progress = _Progress(upload.pk)
+    collector = Collector(
+        max_events_per_trace=limits.max_events_per_trace,
+        max_reported_errors=settings.TA_MAX_REPORTED_ERRORS,
+    )
+    try:
+        with upload.file.open("rb") as raw:
+            stream, _gz = open_payload(raw, limits)
+            fmt = upload.format_requested
+            if fmt == "auto":
+                head = stream.peek(65536)[:65536] if hasattr(stream, "peek") else b""
+                if not head:
+                    head = stream.read(65536)
+                    stream.seek(0)
+                try:
+                    fmt = importers.detect(head, upload.filename)
+                except ValueError as exc:
+                    return _fail(upload, str(exc))
+            upload.format_detected = fmt
+            size = max(upload.size, 1)
+            for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
+                problems = validate_event(event)
+                if problems:
+                    tid = event.get("trace_id") if isinstance(event, dict) else None
+                    tid = tid if isinstance(tid, str) and tid else None
+                    for path, message in problems:
+                        collector.error(lineno, tid, path, message)
+                else:
+                    collector.add(lineno, event, payload)
+                if lineno % 2048 == 0:
+                    progress.report(0.6 * raw.tell() / size)
+    except LimitExceeded as exc:
+        return _fail(upload, str(exc))
+    except OSError as exc:
+        return _fail(upload, f"the stored file cannot be read: {exc}")
+
+    accepted, rejected = collector.finish()
+    taken = existing_trace_ids(upload.project_id, [p.trace_id for p in accepted])
+    conflicts = 0
+
+    def conflict(p, other_upload):  # type: ignore[no-untyped-def]
+        nonlocal conflicts
+        conflicts += 1
+        collector.error(p.first_line, p.trace_id, "$.trace_id",
+                        f"trace id already stored in this project by upload #{other_upload}; "
+                        "trace ids must be unique within a project")
+
+    fresh = []
+    for p in accepted:
+        if p.trace_id in taken:
+            conflict(p, taken[p.trace_id])
+        else:
+            fresh.append(p)
+    total = max(sum(len(p.rows) for p in fresh), 1)
+    done = 0
+
+    def on_batch(n: int) -> None:
+        nonlocal done
+        done += n
+        progress.report(0.6 + 0.4 * done / total, force=True)
+
+    stored = store_traces(upload, fresh, batch_events=settings.TA_INGEST_BATCH_EVENTS,
+                          on_batch=on_batch, on_conflict=conflict)
+    events = sum(len(p.rows) for p in stored)
+    errors = [e.to_dict() for e in collector.errors]
+    Upload.objects.filter(pk=upload.pk).update(
+        status=Upload.Status.DONE,
+        progress=1.0,
+        format_detected=upload.format_detected,
+        traces_accepted=len(stored),
+        traces_rejected=len(rejected) + (len(accepted) - len(stored)),
+        events=events,
+        error_count=collector.error_count,
+        errors=errors,
+        warnings=[w.to_dict() for w in collector.warnings],
+        report=upload.report,
+        finished_at=timezone.now(),
+    )
+    upload.refresh_from_db()
+    return upload
+
+
+def _fail(upload: Upload, message: str) -> Upload:
+    """The whole file is unusable (a limit, unreadable gzip, unknown format). The raw file is
+    kept; the user sees why and can upload a corrected file."""
+    Upload.objects.filter(pk=upload.pk).update(
+        status=Upload.Status.FAILED,
+        failure=message,
+        finished_at=timezone.now(),
+        format_detected=upload.format_detected,
+    )
+    upload.refresh_from_db()
+    return upload
+
+
+def upload_summary(upload: Upload) -> dict:
+    """The CLI's and API's JSON view of an upload's outcome."""
+    return {
+        "upload": upload.pk,
+        "status": upload.status,
+        "format": upload.format_detected or upload.format_requested,
+        "traces_accepted": upload.traces_accepted,
+        "traces_rejected": upload.traces_rejected,
+        "events": upload.events,
+        "error_count": upload.error_count,
+        "errors": upload.errors,
+        "failure": upload.failure,
+    }
+
+
+ProgressCallback = Callable[[float], None]

@@ -1,0 +1,326 @@
+"""Validation of one v1 event (SPEC §3), with errors that say where and what.
+
+Hand-written rather than driven by the JSON Schema in `traces/schema/trace-v1.schema.json`:
+ingest checks every line, and this is an order of magnitude faster than a generic validator
+while giving messages in the user's terms ("expected an integer, found a string"). A test keeps
+the two in agreement on generated events.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# What `found` says about a value, in JSON's vocabulary rather than Python's.
+_JSON_NAMES = {
+    dict: "an object",
+    list: "an array",
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+EVENT_TYPES = (
+    "trace",
+    "message",
+    "tool_call",
+    "tool_result",
+    "claims",
+    "candidate",
+    "verification",
+    "check",
+    "judgment",
+)
+ROLES = ("system", "user", "assistant")
+FEEDBACK_KINDS = ("challenge", "bug_report", "hint", "question")
+EVIDENCE_KINDS = ("test", "tool", "citation", "reasoning", "user")
+RESULT_STATUSES = ("ok", "error")
+MAX_ID_LENGTH = 255
+
+# RFC 3339 date-time, e.g. 2026-11-30T06:54:24.123Z or +01:00.
+_RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+)
+
+Error = tuple[str, str]  # (JSON path, message)
+
+
+def describe(value: Any) -> str:
+    """JSON name of a value's type, with a short sample for scalars."""
+    name = _JSON_NAMES.get(type(value), type(value).__name__)
+    if isinstance(value, str):
+        sample = value if len(value) <= 40 else value[:37] + "..."
+        return f'{name} "{sample}"'
+    if isinstance(value, bool) or value is None:
+        return name
+    if isinstance(value, (int, float)):
+        return f"{name} {value!r}"
+    return name
+
+
+class _Checker:
+    """Collects errors for one event; methods check one field and say nothing when it is absent
+    and optional."""
+
+    __slots__ = ("errors",)
+
+    def __init__(self) -> None:
+        self.errors: list[Error] = []
+
+    def fail(self, path: str, expected: str, value: Any) -> None:
+        self.errors.append((path, f"expected {expected}, found {describe(value)}"))
+
+    def missing(self, path: str, expected: str) -> None:
+        self.errors.append((path, f"required field is missing (expected {expected})"))
+
+    def string(self, obj: dict, key: str, path: str, *, required: bool = False,
+               choices: tuple[str, ...] | None = None, nullable: bool = False) -> None:
+        if key not in obj:
+            if required:
+                self.missing(f"{path}.{key}", "a string")
+            return
+        value = obj[key]
+        if value is None and nullable:
+            return
+        if not isinstance(value, str):
+            self.fail(f"{path}.{key}", "a string" + (" or null" if nullable else ""), value)
+        elif choices is not None and value not in choices:
+            self.fail(f"{path}.{key}", "one of " + ", ".join(choices), value)
+        elif required and value == "":
+            self.errors.append((f"{path}.{key}", "expected a non-empty string, found \"\""))
+
+    def integer(self, obj: dict, key: str, path: str, *, required: bool = False,
+                minimum: int | None = None) -> None:
+        if key not in obj:
+            if required:
+                self.missing(f"{path}.{key}", "an integer")
+            return
+        value = obj[key]
+        # bool is an int subclass in Python but not an integer in JSON.
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(f"{path}.{key}", "an integer", value)
+        elif minimum is not None and value < minimum:
+            self.fail(f"{path}.{key}", f"an integer >= {minimum}", value)
+
+    def number(self, obj: dict, key: str, path: str, *, nullable: bool = False,
+               lo: float | None = None, hi: float | None = None) -> None:
+        if key not in obj:
+            return
+        value = obj[key]
+        if value is None and nullable:
+            return
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            self.fail(f"{path}.{key}", "a number" + (" or null" if nullable else ""), value)
+        elif (lo is not None and value < lo) or (hi is not None and value > hi):
+            self.fail(f"{path}.{key}", f"a number between {lo} and {hi}", value)
+
+    def boolean(self, obj: dict, key: str, path: str, *, nullable: bool = False) -> None:
+        if key not in obj:
+            return
+        value = obj[key]
+        if value is None and nullable:
+            return
+        if not isinstance(value, bool):
+            self.fail(f"{path}.{key}", "a boolean" + (" or null" if nullable else ""), value)
+
+    def obj(self, obj: dict, key: str, path: str, *, required: bool = False) -> dict | None:
+        if key not in obj:
+            if required:
+                self.missing(f"{path}.{key}", "an object")
+            return None
+        value = obj[key]
+        if not isinstance(value, dict):
+            self.fail(f"{path}.{key}", "an object", value)
+            return None
+        return value
+
+    def array(self, obj: dict, key: str, path: str, *, required: bool = False) -> list | None:
+        if key not in obj:
+            if required:
+                self.missing(f"{path}.{key}", "an array")
+            return None
+        value = obj[key]
+        if not isinstance(value, list):
+            self.fail(f"{path}.{key}", "an array", value)
+            return None
+        return value
+
+    def objects(self, items: list, path: str) -> list[tuple[str, dict]]:
+        """The elements of an array that must hold objects, with their paths."""
+        out = []
+        for i, item in enumerate(items):
+            p = f"{path}[{i}]"
+            if isinstance(item, dict):
+                out.append((p, item))
+            else:
+                self.fail(p, "an object", item)
+        return out
+
+
+def _check_trace(c: _Checker, ev: dict) -> None:
+    c.string(ev, "agent", "$", nullable=True)
+    c.string(ev, "model", "$", nullable=True)
+    task = c.obj(ev, "task", "$")
+    if task is not None:
+        task_id = task.get("id")
+        if "id" in task and (not isinstance(task_id, (str, int)) or isinstance(task_id, bool)):
+            c.fail("$.task.id", "a string or an integer", task_id)
+        c.string(task, "benchmark", "$.task", nullable=True)
+        c.string(task, "category", "$.task", nullable=True)
+    env = c.obj(ev, "env", "$")
+    if env is not None:
+        c.string(env, "name", "$.env", nullable=True)
+        c.obj(env, "config", "$.env")
+    tools = c.array(ev, "tools", "$")
+    if tools is not None:
+        for p, tool in c.objects(tools, "$.tools"):
+            c.string(tool, "name", p, required=True)
+            c.string(tool, "description", p, nullable=True)
+            c.obj(tool, "parameters", p)
+            c.boolean(tool, "read_only", p, nullable=True)
+    outcome = c.obj(ev, "outcome", "$")
+    if outcome is not None:
+        c.boolean(outcome, "success", "$.outcome", nullable=True)
+        c.number(outcome, "reward", "$.outcome", nullable=True)
+
+
+def _check_message(c: _Checker, ev: dict) -> None:
+    c.string(ev, "role", "$", required=True, choices=ROLES)
+    if "content" in ev and not isinstance(ev["content"], (str, type(None))):
+        c.fail("$.content", "a string or null", ev["content"])
+    fb = c.obj(ev, "feedback", "$")
+    if fb is not None:
+        c.string(fb, "kind", "$.feedback", required=True, choices=FEEDBACK_KINDS)
+        targets = c.array(fb, "targets", "$.feedback")
+        if targets is not None:
+            for i, t in enumerate(targets):
+                if not isinstance(t, str):
+                    c.fail(f"$.feedback.targets[{i}]", "a claim id (string)", t)
+
+
+def _check_tool_call(c: _Checker, ev: dict) -> None:
+    c.string(ev, "call_id", "$", nullable=True)
+    c.string(ev, "name", "$", required=True)
+    if "arguments" not in ev:
+        c.missing("$.arguments", "an object")
+    elif not isinstance(ev["arguments"], dict):
+        c.fail("$.arguments", "an object (parsed arguments, not a JSON string)", ev["arguments"])
+
+
+def _check_tool_result(c: _Checker, ev: dict) -> None:
+    c.string(ev, "call_id", "$", nullable=True)
+    c.string(ev, "status", "$", choices=RESULT_STATUSES)
+
+
+def _check_claims(c: _Checker, ev: dict) -> None:
+    claims = c.array(ev, "claims", "$", required=True)
+    if claims is None:
+        return
+    seen: set[str] = set()
+    for p, claim in c.objects(claims, "$.claims"):
+        c.string(claim, "id", p, required=True)
+        cid = claim.get("id")
+        if isinstance(cid, str):
+            if cid in seen:
+                c.errors.append((f"{p}.id", f'claim id "{cid[:40]}" appears twice in one record'))
+            seen.add(cid)
+        c.string(claim, "text", p, nullable=True)
+        c.number(claim, "confidence", p, nullable=True, lo=0.0, hi=1.0)
+        c.string(claim, "subject", p, nullable=True)
+        evidence = c.array(claim, "evidence", p)
+        if evidence is not None:
+            for ep, item in c.objects(evidence, f"{p}.evidence"):
+                c.string(item, "kind", ep, required=True, choices=EVIDENCE_KINDS)
+                c.string(item, "ref", ep, nullable=True)
+                c.boolean(item, "passed", ep, nullable=True)
+
+
+def _check_candidate(c: _Checker, ev: dict) -> None:
+    c.string(ev, "candidate_id", "$", required=True)
+    c.string(ev, "parent", "$", nullable=True)
+    c.integer(ev, "round", "$", minimum=0)
+    c.string(ev, "answer", "$", nullable=True)
+
+
+def _check_verification(c: _Checker, ev: dict) -> None:
+    c.string(ev, "candidate_id", "$", required=True)
+    c.integer(ev, "round", "$", minimum=0)
+    c.integer(ev, "accepts", "$", required=True, minimum=0)
+    c.integer(ev, "votes", "$", required=True, minimum=0)
+    c.string(ev, "verifier", "$", nullable=True)
+    accepts, votes = ev.get("accepts"), ev.get("votes")
+    if (
+        type(accepts) is int and type(votes) is int and 0 <= votes < accepts
+    ):
+        c.errors.append(("$.accepts", f"accepts ({accepts}) cannot exceed votes ({votes})"))
+
+
+def _check_check(c: _Checker, ev: dict) -> None:
+    c.string(ev, "name", "$", required=True)
+    if "passed" not in ev:
+        c.missing("$.passed", "a boolean")
+    else:
+        c.boolean(ev, "passed", "$")
+    c.string(ev, "source", "$", nullable=True)
+
+
+def _check_judgment(c: _Checker, ev: dict) -> None:
+    c.string(ev, "pair", "$", required=True)
+    c.string(ev, "orientation", "$", required=True, choices=("AB", "BA"))
+    c.obj(ev, "scores", "$")
+    c.obj(ev, "fatal", "$")
+    c.string(ev, "prefer", "$", nullable=True, choices=("A", "B", "tie"))
+    c.number(ev, "confidence", "$", nullable=True, lo=0.0, hi=1.0)
+    c.string(ev, "judge", "$", nullable=True)
+
+
+_TYPE_CHECKS = {
+    "trace": _check_trace,
+    "message": _check_message,
+    "tool_call": _check_tool_call,
+    "tool_result": _check_tool_result,
+    "claims": _check_claims,
+    "candidate": _check_candidate,
+    "verification": _check_verification,
+    "check": _check_check,
+    "judgment": _check_judgment,
+}
+
+
+def validate_event(ev: Any) -> list[Error]:
+    """Errors of one event as (JSON path, message); empty when the event is valid v1.
+
+    Unknown event types and unknown fields are valid: they are kept as uploaded.
+    """
+    c = _Checker()
+    if not isinstance(ev, dict):
+        c.fail("$", "a JSON object (one event per line)", ev)
+        return c.errors
+    tid = ev.get("trace_id")
+    if tid is None:
+        c.missing("$.trace_id", "a string")
+    elif not isinstance(tid, str):
+        c.fail("$.trace_id", "a string", tid)
+    elif not tid:
+        c.errors.append(("$.trace_id", 'expected a non-empty string, found ""'))
+    elif len(tid) > MAX_ID_LENGTH:
+        c.errors.append(("$.trace_id", f"expected at most {MAX_ID_LENGTH} characters, found {len(tid)}"))
+    etype = ev.get("type")
+    if etype is None:
+        c.missing("$.type", "an event type such as " + ", ".join(EVENT_TYPES[:4]))
+    elif not isinstance(etype, str) or not etype:
+        c.fail("$.type", "a non-empty string", etype)
+    c.integer(ev, "seq", "$", minimum=0)
+    c.integer(ev, "turn", "$", minimum=0)
+    if "ts" in ev:
+        ts = ev["ts"]
+        if not isinstance(ts, str) or not _RFC3339.match(ts):
+            c.fail("$.ts", "an RFC 3339 timestamp such as 2026-01-31T12:00:00Z", ts)
+    c.obj(ev, "labels", "$")
+    c.obj(ev, "meta", "$")
+    check = _TYPE_CHECKS.get(etype) if isinstance(etype, str) else None
+    if check is not None:
+        check(c, ev)
+    return c.errors

@@ -1,0 +1,198 @@
+"""Pages of ingestion and traces: function-based views, one template per page with htmx
+partials (`template.html#partial`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import orjson
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from traces import selectors
+from traces.models import ProjectToken, Upload
+from traces.services import FORMATS, UploadRejected, upload_create, upload_retry
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "trace-v1.schema.json"
+EXAMPLES_PATH = Path(__file__).resolve().parent / "schema" / "examples"
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    projects = list(selectors.project_list(user=request.user))
+    if len(projects) == 1:
+        return redirect(projects[0])
+    return render(request, "traces/home.html", {"projects": projects})
+
+
+@login_required
+def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    project = selectors.project_get(user=request.user, project_id=pk)
+    role = selectors.role_of(user=request.user, project=project)
+    uploads = project.uploads.all()[:50]
+    ctx = {
+        "project": project,
+        "role": role,
+        "uploads": uploads,
+        "trace_count": selectors.trace_list(user=request.user, project=project).count(),
+        "tokens": project.tokens.filter(revoked_at__isnull=True) if role == "owner" else [],
+        "new_token": request.session.pop("new_token", None),
+    }
+    return render(request, "traces/project.html", ctx)
+
+
+@login_required
+@require_POST
+def token_create(request: HttpRequest, pk: int) -> HttpResponse:
+    project = selectors.project_get(user=request.user, project_id=pk)
+    if selectors.role_of(user=request.user, project=project) != "owner":
+        raise PermissionDenied("only owners create tokens")
+    name = (request.POST.get("name") or "agent").strip()[:100]
+    _token, raw = ProjectToken.issue(project=project, name=name)
+    # Shown once on the next page, never stored in clear.
+    request.session["new_token"] = raw
+    return redirect(project)
+
+
+def _can_upload(request: HttpRequest, project) -> bool:  # type: ignore[no-untyped-def]
+    return selectors.role_of(user=request.user, project=project) in ("owner", "annotator")
+
+
+@login_required
+def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
+    project = selectors.project_get(user=request.user, project_id=pk)
+    if not _can_upload(request, project):
+        raise PermissionDenied("viewers cannot upload")
+    wants_json = request.headers.get("Accept", "").startswith("application/json")
+    error = None
+    if request.method == "POST":
+        fileobj = request.FILES.get("file")
+        fmt = request.POST.get("format", "auto")
+        if fileobj is None:
+            error = "choose a file to upload"
+        else:
+            try:
+                upload, created = upload_create(
+                    project=project, fileobj=fileobj, filename=fileobj.name, fmt=fmt,
+                    source=Upload.Source.WEB, user=request.user,
+                )
+            except UploadRejected as exc:
+                error = str(exc)
+            else:
+                if not created:
+                    messages.info(request, "This exact file was uploaded before; nothing changed.")
+                if wants_json:  # the drag-and-drop script follows this itself
+                    return JsonResponse({"url": upload.get_absolute_url(), "duplicate": not created})
+                return redirect(upload)
+        if wants_json:
+            return JsonResponse({"error": error}, status=400)
+    return render(
+        request,
+        "traces/upload_new.html",
+        {"project": project, "formats": FORMATS, "error": error,
+         "max_mib": settings.TA_MAX_UPLOAD_BYTES // (1024 * 1024)},
+        status=400 if error else 200,
+    )
+
+
+@login_required
+def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    upload = selectors.upload_get(user=request.user, upload_id=pk)
+    template = "traces/upload.html" + ("#status" if request.htmx else "")
+    return render(request, template, {"upload": upload, "project": upload.project,
+                                      "can_upload": _can_upload(request, upload.project)})
+
+
+@login_required
+def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
+    """The error report as a download: JSON (default) or CSV."""
+    upload = selectors.upload_get(user=request.user, upload_id=pk)
+    stem = Path(upload.filename).stem
+    if request.GET.get("format") == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        writer.writerow(["line", "trace_id", "path", "message"])
+        for e in upload.errors:
+            writer.writerow([e.get("line"), e.get("trace_id") or "", e.get("path"), e.get("message")])
+        response = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{stem}-errors.csv"'
+        return response
+    body = {
+        "upload": upload.pk,
+        "filename": upload.filename,
+        "status": upload.status,
+        "failure": upload.failure,
+        "error_count": upload.error_count,
+        "errors_shown": len(upload.errors),
+        "errors": upload.errors,
+        "warnings": upload.warnings,
+        "report": upload.report,
+    }
+    response = HttpResponse(orjson.dumps(body, option=orjson.OPT_INDENT_2),
+                            content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{stem}-errors.json"'
+    return response
+
+
+@login_required
+def upload_raw(request: HttpRequest, pk: int) -> FileResponse:
+    upload = selectors.upload_get(user=request.user, upload_id=pk)
+    return FileResponse(upload.file.open("rb"), as_attachment=True, filename=upload.filename,
+                        content_type="application/octet-stream")
+
+
+@login_required
+@require_POST
+def upload_retry_view(request: HttpRequest, pk: int) -> HttpResponse:
+    upload = selectors.upload_get(user=request.user, upload_id=pk)
+    if not _can_upload(request, upload.project):
+        raise PermissionDenied("viewers cannot retry uploads")
+    if not upload_retry(upload=upload):
+        messages.warning(request, "Only a failed upload can be retried.")
+    return redirect(upload)
+
+
+@login_required
+def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
+    project = selectors.project_get(user=request.user, project_id=pk)
+    traces = selectors.trace_list(user=request.user, project=project).order_by("-id")
+    after = request.GET.get("after")
+    if after and after.isdigit():  # keyset pagination: fast at any depth
+        traces = traces.filter(id__lt=int(after))
+    page = list(traces[:50])
+    ctx = {"project": project, "traces": page,
+           "next_after": page[-1].pk if len(page) == 50 else None}
+    return render(request, "traces/trace_list.html", ctx)
+
+
+@login_required
+def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    trace = selectors.trace_get(user=request.user, trace_id=pk)
+    events = []
+    for ev in selectors.event_list(trace=trace):
+        events.append({"event": ev, "pretty": json.dumps(ev.payload, indent=2, ensure_ascii=False)})
+    return render(request, "traces/trace.html",
+                  {"trace": trace, "project": trace.project, "events": events})
+
+
+def format_docs(request: HttpRequest) -> HttpResponse:
+    examples = []
+    for path in sorted(EXAMPLES_PATH.glob("*.jsonl")):
+        examples.append({"name": path.stem.replace("_", " "), "text": path.read_text()})
+    return render(request, "traces/format.html",
+                  {"examples": examples, "schema_url": reverse("trace-schema-v1")})
+
+
+def format_schema(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse(SCHEMA_PATH.read_bytes(), content_type="application/schema+json")
+    response["Access-Control-Allow-Origin"] = "*"
+    return response
