@@ -1,0 +1,35 @@
+"""Trace Auditor's policy library: the four guard policies, the replay engine, environments,
+judges and statistics as plain Python (SPEC §2: no Django, no database, no Celery here).
+
+The app calls `audit_trace` (or an `Auditor` reused across a run's traces). See
+docs/policies.md.
+"""
+
+from __future__ import annotations
+
+from .audit import POLICIES, Auditor, PolicyResult, audit_trace, build_policy
+from .checklist import ChecklistPolicy, ChecklistSettings, revision_rule
+from .commit import CommitPolicy, CommitSettings, commit_rule
+from .decision import Decision, GuardPolicy
+from .environment import Environment, ToolOutcome, ToyEnvironment
+from .extractors import ExtractorSettings, answers_agree, extract_answer
+from .judges import HeuristicJudge, HumanJudge, Judge, RecordedJudge, Verdict, make_judge
+from .judge_openai import OpenAIJudge
+from .replay import ReplayResult, replay
+from .trace import Trace
+from .transitions import transition, transition_counts
+from .twincheck import TwinCheckPolicy, TwinCheckSettings, switch_gate
+from .vrr import VrrParams, VrrSettings, belief_update, marginal_gain, stop_rule, vrr_decide
+from .vrr_calibration import calibrate, em_calibrate, observations_from_traces
+from .vrr_policy import VrrPolicy
+
+__all__ = [
+    "POLICIES", "Auditor", "ChecklistPolicy", "ChecklistSettings", "CommitPolicy",
+    "CommitSettings", "Decision", "Environment", "ExtractorSettings", "GuardPolicy",
+    "HeuristicJudge", "HumanJudge", "Judge", "OpenAIJudge", "PolicyResult", "RecordedJudge",
+    "ReplayResult", "ToolOutcome", "ToyEnvironment", "Trace", "TwinCheckPolicy",
+    "TwinCheckSettings", "Verdict", "VrrParams", "VrrPolicy", "VrrSettings", "answers_agree",
+    "audit_trace", "belief_update", "build_policy", "calibrate", "commit_rule", "em_calibrate",
+    "extract_answer", "make_judge", "marginal_gain", "observations_from_traces", "replay",
+    "revision_rule", "stop_rule", "switch_gate", "transition", "transition_counts", "vrr_decide",
+]

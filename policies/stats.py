@@ -1,0 +1,238 @@
+"""Statistics for audit runs and annotations (SPEC §5.5).
+
+Pure Python (``math`` and a seeded ``random.Random``) so results are deterministic across
+platforms and cheap for the sizes an audit run has (hundreds to thousands of tasks).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+    level: float
+    n_boot: int
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _quantile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile (numpy's default ``linear`` method)."""
+    n = len(sorted_values)
+    if n == 0:
+        return math.nan
+    pos = q * (n - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, n - 1)
+    frac = pos - lo
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+
+
+def paired_bootstrap_ci(
+    actor: Sequence[float],
+    guarded: Sequence[float],
+    categories: Sequence[Hashable] | None = None,
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """CI of mean(guarded − actor) by resampling tasks with replacement **within each
+    category** (category-stratified paired bootstrap, TwinCheck Tables 1–3). Deterministic for
+    a given seed. Empty input gives NaNs."""
+    if len(actor) != len(guarded):
+        raise ValueError("actor and guarded must be paired (same length)")
+    n = len(actor)
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, level, n_boot, seed)
+    diffs = [float(g) - float(a) for a, g in zip(actor, guarded, strict=True)]
+    cats = list(categories) if categories is not None else [None] * n
+    if len(cats) != n:
+        raise ValueError("categories must have one entry per task")
+    strata: dict[Hashable, list[float]] = defaultdict(list)
+    for c, d in zip(cats, diffs, strict=True):
+        strata[c].append(d)
+    groups = [strata[k] for k in sorted(strata, key=repr)]
+    rng = random.Random(seed)
+    stats: list[float] = []
+    for _ in range(n_boot):
+        total = 0.0
+        for g in groups:
+            m = len(g)
+            for _j in range(m):
+                total += g[int(rng.random() * m)]
+        stats.append(total / n)
+    stats.sort()
+    tail = (1.0 - level) / 2.0
+    return Interval(
+        estimate=sum(diffs) / n,
+        low=_quantile(stats, tail),
+        high=_quantile(stats, 1.0 - tail),
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def mcnemar_exact(rescues: int, harms: int) -> float:
+    """Two-sided exact McNemar p-value on the discordant pairs (rescue vs harm):
+    ``min(1, 2·P[X ≤ min(b, c)])`` with X ~ Binom(b + c, ½)."""
+    if rescues < 0 or harms < 0:
+        raise ValueError("counts must be non-negative")
+    n = rescues + harms
+    if n == 0:
+        return 1.0
+    k = min(rescues, harms)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+    return min(1.0, 2.0 * tail)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the input order (monotone, capped at 1)."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's κ for two annotators over the same items. NaN when undefined (no items);
+    1.0 when both annotators use one and the same category throughout (p_e = 1)."""
+    if len(a) != len(b):
+        raise ValueError("both annotators must rate the same items")
+    n = len(a)
+    if n == 0:
+        return math.nan
+    po = sum(1 for x, y in zip(a, b, strict=True) if x == y) / n
+    ca, cb = Counter(a), Counter(b)
+    pe = sum(ca[k] * cb[k] for k in ca) / (n * n)
+    if pe == 1.0:
+        return 1.0 if po == 1.0 else math.nan
+    return (po - pe) / (1.0 - pe)
+
+
+def krippendorff_alpha_nominal(units: Sequence[Sequence[Hashable | None]]) -> float:
+    """Krippendorff's α, nominal metric, with missing data (``None``).
+
+    ``units[u]`` holds the values the coders gave unit ``u``; units with fewer than two values
+    are not pairable and drop out (Krippendorff 2011, "Computing Krippendorff's
+    Alpha-Reliability", §C). α = 1 − D_o / D_e from the coincidence matrix.
+    """
+    coincidence: dict[tuple[Hashable, Hashable], float] = defaultdict(float)
+    for unit in units:
+        values = [v for v in unit if v is not None]
+        m = len(values)
+        if m < 2:
+            continue
+        counts = Counter(values)
+        for c, nc in counts.items():
+            for k, nk in counts.items():
+                pairs = nc * (nk - 1) if c == k else nc * nk
+                coincidence[(c, k)] += pairs / (m - 1)
+    n_c: dict[Hashable, float] = defaultdict(float)
+    for (c, _k), v in coincidence.items():
+        n_c[c] += v
+    n = sum(n_c.values())
+    if n <= 1:
+        return math.nan
+    observed = sum(v for (c, k), v in coincidence.items() if c != k)
+    expected = sum(n_c[c] * n_c[k] for c in n_c for k in n_c if c != k) / (n - 1)
+    if expected == 0:
+        return 1.0 if observed == 0 else math.nan
+    return 1.0 - observed / expected
+
+
+def roc_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """Area under the ROC curve (positives = ``True``), ties counted one half; NaN when one
+    class is absent. Equals the Mann–Whitney U statistic / (n₊·n₋)."""
+    pairs = sorted(zip(scores, labels, strict=True), key=lambda p: p[0])
+    n_pos = sum(1 for _, y in pairs if y)
+    n_neg = len(pairs) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    rank_sum = 0.0
+    i = 0
+    while i < len(pairs):
+        j = i
+        while j + 1 < len(pairs) and pairs[j + 1][0] == pairs[i][0]:
+            j += 1
+        avg_rank = (i + j) / 2.0 + 1.0
+        rank_sum += avg_rank * sum(1 for t in range(i, j + 1) if pairs[t][1])
+        i = j + 1
+    u = rank_sum - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)
+
+
+def average_precision(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """Average precision, Σₙ (Rₙ − Rₙ₋₁)·Pₙ over the distinct score thresholds in decreasing
+    order (the scikit-learn definition, no interpolation). NaN without positives."""
+    pairs = sorted(zip(scores, labels, strict=True), key=lambda p: -p[0])
+    n_pos = sum(1 for _, y in pairs if y)
+    if n_pos == 0:
+        return math.nan
+    ap = 0.0
+    tp = fp = 0
+    prev_recall = 0.0
+    i = 0
+    while i < len(pairs):
+        j = i
+        while j < len(pairs) and pairs[j][0] == pairs[i][0]:
+            if pairs[j][1]:
+                tp += 1
+            else:
+                fp += 1
+            j += 1
+        recall = tp / n_pos
+        ap += (recall - prev_recall) * (tp / (tp + fp))
+        prev_recall = recall
+        i = j
+    return ap
+
+
+def brier_score(confidences: Sequence[float], outcomes: Sequence[bool]) -> float:
+    """Mean squared error of stated probabilities against 0/1 outcomes; NaN when empty."""
+    if not confidences:
+        return math.nan
+    return sum(
+        (c - float(o)) ** 2 for c, o in zip(confidences, outcomes, strict=True)
+    ) / len(confidences)
+
+
+def reliability_bins(
+    confidences: Sequence[float], outcomes: Sequence[bool], n_bins: int = 10
+) -> list[dict[str, float | int]]:
+    """Equal-width reliability curve: per non-empty bin, its range, count, mean confidence and
+    observed frequency. A confidence of exactly 1.0 falls in the last bin."""
+    bins: list[list[tuple[float, bool]]] = [[] for _ in range(n_bins)]
+    for c, o in zip(confidences, outcomes, strict=True):
+        b = min(int(c * n_bins), n_bins - 1) if c >= 0 else 0
+        bins[b].append((c, o))
+    out: list[dict[str, float | int]] = []
+    for b, items in enumerate(bins):
+        if not items:
+            continue
+        out.append(
+            {
+                "low": b / n_bins,
+                "high": (b + 1) / n_bins,
+                "count": len(items),
+                "mean_confidence": sum(c for c, _ in items) / len(items),
+                "frequency": sum(1 for _, o in items if o) / len(items),
+            }
+        )
+    return out

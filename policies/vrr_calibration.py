@@ -1,0 +1,263 @@
+"""Calibration of the VRR noise parameters from uploaded data (SPEC §5.3; Wu et al. §2.2:
+"weak supervision: repeated verification votes and a small number of labelled transitions").
+
+- ρ0, ρ1 and the prior from repeated votes: a two-component binomial mixture fitted by EM.
+  Observations with a validity label enter with a fixed responsibility (their exact counts).
+  With n votes per candidate the mixture is identifiable only for n ≥ 3.
+- α, β from labelled transitions (validity before / after one repair), maximum likelihood.
+- Percentile bootstrap intervals (resampling loops, seeded); the draws double as the
+  "bootstrap region" of the sign-identifiability check.
+
+numpy is used here because bootstrap refits are the one hot loop that pure Python makes slow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .trace import Candidate, Trace, Verification, label_outcome
+from .vrr import Round, VrrParams
+
+FloatArray = npt.NDArray[np.float64]
+_EPS = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class EmFit:
+    rho0: float
+    rho1: float
+    prior_first: float  # validity rate of round-0 candidates (the filter's b₀⁻)
+    prior_all: float  # validity rate over all candidates
+    loglik: float
+    iterations: int
+    converged: bool
+
+
+def _fit(
+    s: FloatArray, n: FloatArray, w: FloatArray, lab: FloatArray, first: FloatArray,
+    *, p1: float = 0.8, p0: float = 0.2, pi: float = 0.5, max_iter: int = 500, tol: float = 1e-10,
+) -> EmFit:
+    """Weighted EM on distinct (S, n, label, is-first) rows. ``lab`` is 1/0 for a labelled row
+    and NaN for an unlabelled one."""
+    known = ~np.isnan(lab)
+    lab_fixed = np.where(known, lab, 0.0)
+    ll_old = -math.inf
+    ll = -math.inf
+    it = 0
+    converged = False
+    for it in range(1, max_iter + 1):  # noqa: B007 - iteration count is reported
+        p1c = min(max(p1, _EPS), 1 - _EPS)
+        p0c = min(max(p0, _EPS), 1 - _EPS)
+        pic = min(max(pi, _EPS), 1 - _EPS)
+        l1 = math.log(pic) + s * math.log(p1c) + (n - s) * math.log1p(-p1c)
+        l0 = math.log1p(-pic) + s * math.log(p0c) + (n - s) * math.log1p(-p0c)
+        m = np.maximum(l1, l0)
+        norm = m + np.log(np.exp(l1 - m) + np.exp(l0 - m))
+        r = np.exp(l1 - norm)
+        r = np.where(known, lab_fixed, r)
+        ll = float(np.sum(w * np.where(known, np.where(lab_fixed > 0, l1, l0), norm)))
+        wr = w * r
+        wq = w * (1 - r)
+        pi = float(wr.sum() / max(w.sum(), _EPS))
+        p1 = float((wr * s).sum() / max((wr * n).sum(), _EPS))
+        p0 = float((wq * s).sum() / max((wq * n).sum(), _EPS))
+        if abs(ll - ll_old) < tol:
+            converged = True
+            break
+        ll_old = ll
+    if p1 < p0 and not known.any():  # label switching: "valid" is the more-accepted component
+        p1, p0, pi = p0, p1, 1 - pi
+        r = 1 - r
+    wf = w * first
+    prior_first = float((wf * r).sum() / wf.sum()) if wf.sum() > 0 else pi
+    return EmFit(rho0=p0, rho1=1 - p1, prior_first=prior_first, prior_all=pi, loglik=ll,
+                 iterations=it, converged=converged)
+
+
+@dataclass(frozen=True, slots=True)
+class VoteObservation:
+    """One verified candidate: S accepts of n votes; ``valid`` when labelled; ``first`` for
+    round-0 candidates; ``loop`` groups observations for the bootstrap."""
+
+    accepts: int
+    votes: int
+    valid: bool | None = None
+    first: bool = False
+    loop: int = 0
+
+
+def _rows(obs: Sequence[VoteObservation]) -> tuple[list[tuple[int, int, float, float]], list[int]]:
+    keys: dict[tuple[int, int, float, float], int] = {}
+    index: list[int] = []
+    for o in obs:
+        lab = math.nan if o.valid is None else float(o.valid)
+        key = (o.accepts, o.votes, lab, 1.0 if o.first else 0.0)
+        # NaN != NaN, so normalise the key for unlabelled rows
+        key = key if not math.isnan(lab) else (o.accepts, o.votes, -1.0, key[3])
+        if key not in keys:
+            keys[key] = len(keys)
+        index.append(keys[key])
+    rows = sorted(keys, key=keys.__getitem__)
+    return [(a, b, math.nan if c == -1.0 else c, d) for a, b, c, d in rows], index
+
+
+def em_calibrate(obs: Sequence[VoteObservation], **kwargs: Any) -> EmFit:
+    """Fit ρ0, ρ1 and the prior by EM (see module docstring). Zero-vote rows carry no
+    information and are ignored; with no informative rows the result is NaN."""
+    obs = [o for o in obs if o.votes > 0]
+    if not obs:
+        return EmFit(math.nan, math.nan, math.nan, math.nan, math.nan, 0, False)
+    rows, index = _rows(obs)
+    arr = np.array(rows, dtype=np.float64)
+    w = np.bincount(np.array(index), minlength=len(rows)).astype(np.float64)
+    return _fit(arr[:, 0], arr[:, 1], w, arr[:, 2], arr[:, 3], **kwargs)
+
+
+def transition_rates(pairs: Sequence[tuple[bool, bool]]) -> tuple[float, float, dict[str, int]]:
+    """α = #(invalid → valid) / #(invalid → ·), β = #(valid → invalid) / #(valid → ·); NaN
+    when a denominator is zero."""
+    c = {"00": 0, "01": 0, "10": 0, "11": 0}
+    for before, after in pairs:
+        c[f"{int(before)}{int(after)}"] += 1
+    inv, val = c["00"] + c["01"], c["10"] + c["11"]
+    alpha = c["01"] / inv if inv else math.nan
+    beta = c["10"] / val if val else math.nan
+    return alpha, beta, c
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    params: VrrParams
+    intervals: dict[str, tuple[float, float]]
+    samples: tuple[VrrParams, ...]
+    em: EmFit
+    transition_counts: dict[str, int]
+    n_observations: int
+    level: float
+    n_boot: int
+    seed: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "params": self.params.to_dict(),
+            "j": self.params.j,
+            "intervals": {k: list(v) for k, v in self.intervals.items()},
+            "em": {"loglik": self.em.loglik, "iterations": self.em.iterations,
+                   "converged": self.em.converged},
+            "transition_counts": dict(self.transition_counts),
+            "n_observations": self.n_observations,
+            "level": self.level, "n_boot": self.n_boot, "seed": self.seed,
+            "notes": list(self.notes),
+        }
+
+
+def calibrate(
+    obs: Sequence[VoteObservation],
+    transitions: Sequence[tuple[bool, bool]],
+    *,
+    n_boot: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Calibration:
+    """Point estimates and percentile-bootstrap intervals of (ρ0, ρ1, α, β, prior)."""
+    obs = [o for o in obs if o.votes > 0]
+    notes: list[str] = []
+    if obs and max(o.votes for o in obs) < 3 and not any(o.valid is not None for o in obs):
+        notes.append("fewer than 3 votes per candidate: the mixture is not identifiable")
+    em = em_calibrate(obs)
+    alpha, beta, counts = transition_rates(transitions)
+    point = VrrParams(em.rho0, em.rho1, alpha, beta, em.prior_first)
+    rng = np.random.default_rng(seed)
+    samples: list[VrrParams] = []
+    if obs:
+        rows, index = _rows(obs)
+        arr = np.array(rows, dtype=np.float64)
+        idx = np.array(index)
+        loops = np.array([o.loop for o in obs])
+        uniq_loops, loop_of = np.unique(loops, return_inverse=True)
+        by_loop = [np.flatnonzero(loop_of == i) for i in range(len(uniq_loops))]
+        tr = np.array([[int(a), int(b)] for a, b in transitions], dtype=np.int64).reshape(-1, 2)
+        for _ in range(n_boot):
+            pick = rng.integers(0, len(by_loop), len(by_loop))
+            members = np.concatenate([by_loop[i] for i in pick])
+            w = np.bincount(idx[members], minlength=len(rows)).astype(np.float64)
+            fit = _fit(arr[:, 0], arr[:, 1], w, arr[:, 2], arr[:, 3],
+                       p1=1 - em.rho1, p0=em.rho0, pi=em.prior_all, max_iter=100, tol=1e-8)
+            if len(tr):
+                t = tr[rng.integers(0, len(tr), len(tr))]
+                a_, b_, _ = transition_rates([(bool(x), bool(y)) for x, y in t])
+            else:
+                a_, b_ = math.nan, math.nan
+            samples.append(VrrParams(fit.rho0, fit.rho1, a_, b_, fit.prior_first))
+    tail = (1 - level) / 2
+    intervals: dict[str, tuple[float, float]] = {}
+    for name in ("rho0", "rho1", "alpha", "beta", "prior"):
+        vals = np.array([getattr(s, name) for s in samples], dtype=np.float64)
+        vals = vals[~np.isnan(vals)]
+        if len(vals):
+            intervals[name] = (float(np.quantile(vals, tail)), float(np.quantile(vals, 1 - tail)))
+        else:
+            intervals[name] = (math.nan, math.nan)
+    return Calibration(point, intervals, tuple(samples), em, counts, len(obs), level, n_boot,
+                       seed, notes)
+
+
+def loop_rounds(trace: Trace) -> list[Round]:
+    """The verify-repair rounds of a trace: candidates in order of ``round`` (then position),
+    each with the summed votes of its ``verification`` events (matched by ``candidate_id``,
+    else by ``round``). Candidates with no verification have zero votes."""
+    cands: list[Candidate] = []
+    acc: dict[str, list[int]] = {}
+    by_round: dict[int, list[int]] = {}
+    for e in trace.events:
+        if isinstance(e, Candidate):
+            cands.append(e)
+        elif isinstance(e, Verification):
+            if e.candidate_id:
+                tally = acc.setdefault(e.candidate_id, [0, 0])
+            elif e.round is not None:
+                tally = by_round.setdefault(e.round, [0, 0])
+            else:
+                continue
+            tally[0] += e.accepts
+            tally[1] += e.votes
+    if not cands:
+        return []
+    ordered = sorted(
+        range(len(cands)),
+        key=lambda i: (cands[i].round if cands[i].round is not None else i, i),
+    )
+    out: list[Round] = []
+    for k, i in enumerate(ordered):
+        c = cands[i]
+        found = acc.get(c.candidate_id) if c.candidate_id else None
+        if found is None and c.round is not None:
+            found = by_round.get(c.round)
+        v = found
+        a, n = (v[0], v[1]) if v else (0, 0)
+        out.append(Round(round=c.round if c.round is not None else k, accepts=a, votes=n,
+                         candidate_id=c.candidate_id, valid=label_outcome(c.labels),
+                         event_index=c.index))
+    return out
+
+
+def observations_from_traces(
+    traces: Sequence[Trace],
+) -> tuple[list[VoteObservation], list[tuple[bool, bool]]]:
+    """Vote observations and labelled transitions of a (model, verifier) group of traces."""
+    obs: list[VoteObservation] = []
+    transitions: list[tuple[bool, bool]] = []
+    for li, t in enumerate(traces):
+        rounds = loop_rounds(t)
+        for k, r in enumerate(rounds):
+            obs.append(VoteObservation(r.accepts, r.votes, r.valid, k == 0, li))
+            if k and rounds[k - 1].valid is not None and r.valid is not None:
+                transitions.append((bool(rounds[k - 1].valid), bool(r.valid)))
+    return obs, transitions
