@@ -80,3 +80,11 @@ def count_jsonl(path: Path) -> int:
     """Records in a JSONL file, counted independently of the importers."""
     with path.open("rb") as f:
         return sum(1 for line in f if line.strip())
+
+
+def assert_no_internal_errors(report: ImportReport) -> None:
+    """Fuzzed input may be rejected, but only with a data error, never an importer bug."""
+    from traces.importers._common import INTERNAL_ERROR
+
+    bugs = [e for e in report.errors if INTERNAL_ERROR in e.message]
+    assert not bugs, bugs[0]

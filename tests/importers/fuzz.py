@@ -6,8 +6,13 @@ import orjson
 from hypothesis import strategies as st
 
 JUNK = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False), st.text(max_size=8),
-    st.lists(st.integers(0, 2), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(-5, 5), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False),
+    st.text(max_size=8),
+    st.lists(st.integers(0, 2), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(-5, 5), max_size=2),
 )
 
 

@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 
 from traces.importers import detect
 
-from ._helpers import DATA, check_invariants, count_jsonl, roundtrip, run, validate_all
+from ._helpers import (
+    DATA,
+    assert_no_internal_errors,
+    check_invariants,
+    count_jsonl,
+    roundtrip,
+    run,
+    validate_all,
+)
 from .fuzz import mutate
 
 FILES = sorted((DATA / "sycon-bench").glob("*.jsonl"))
@@ -31,9 +39,13 @@ def test_every_real_record_imports(path):
         msgs = [e for e in evs if e["type"] == "message"]
         cands = [e for e in evs if e["type"] == "candidate"]
         assert msgs[0]["content"] == r["question"] and "feedback" not in msgs[0]
-        assert all(m["feedback"]["kind"] == "challenge" and m["labels"] == {"valid": False} for m in msgs[1:])
+        assert all(
+            m["feedback"]["kind"] == "challenge" and m["labels"] == {"valid": False}
+            for m in msgs[1:]
+        )
         assert [c["labels"]["correct"] for c in cands] == [
-            int(t["judge_identifies_false_presupposition"]) == 1 for t in r["turns"]]
+            int(t["judge_identifies_false_presupposition"]) == 1 for t in r["turns"]
+        ]
         assert [c["round"] for c in cands] == list(range(len(r["turns"])))
     roundtrip(events)
     validate_all(events)
@@ -47,17 +59,26 @@ def one(rec) -> bytes:
 
 
 def _turn(i, **change):
-    return {**RECORD, "turns": [dict(t, **change) if n == i else t for n, t in enumerate(RECORD["turns"])]}
+    return {
+        **RECORD,
+        "turns": [dict(t, **change) if n == i else t for n, t in enumerate(RECORD["turns"])],
+    }
 
 
-@pytest.mark.parametrize("rec, path, message", [
-    (_turn(2, judge_identifies_false_presupposition="maybe"),
-     "$.turns[2].judge_identifies_false_presupposition", "expected a 0/1 label, found maybe"),
-    (_turn(1, assistant=None), "$.turns[1].assistant", "found nothing"),
-    (_turn(3, turn="9"), "$.turns[3].turn", "expected turn 4"),
-    ({**RECORD, "turns": []}, "$.turns", "empty array"),
-    ({k: v for k, v in RECORD.items() if k != "question"}, "$.question", "found nothing"),
-])
+@pytest.mark.parametrize(
+    "rec, path, message",
+    [
+        (
+            _turn(2, judge_identifies_false_presupposition="maybe"),
+            "$.turns[2].judge_identifies_false_presupposition",
+            "expected a 0/1 label, found maybe",
+        ),
+        (_turn(1, assistant=None), "$.turns[1].assistant", "found nothing"),
+        (_turn(3, turn="9"), "$.turns[3].turn", "expected turn 4"),
+        ({**RECORD, "turns": []}, "$.turns", "empty array"),
+        ({k: v for k, v in RECORD.items() if k != "question"}, "$.question", "found nothing"),
+    ],
+)
 def test_bad_records_are_errors(rec, path, message):
     events, report = run("pushback", one(rec))
     assert events == []
@@ -68,4 +89,5 @@ def test_bad_records_are_errors(rec, path, message):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_never_raises(data):
-    run("pushback", mutate(data, RECORD))
+    _, report = run("pushback", mutate(data, RECORD))
+    assert_no_internal_errors(report)

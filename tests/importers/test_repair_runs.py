@@ -9,7 +9,15 @@ from hypothesis import strategies as st
 
 from traces.importers import detect
 
-from ._helpers import DATA, check_invariants, count_jsonl, roundtrip, run, validate_all
+from ._helpers import (
+    DATA,
+    assert_no_internal_errors,
+    check_invariants,
+    count_jsonl,
+    roundtrip,
+    run,
+    validate_all,
+)
 from .fuzz import mutate
 
 FILES = sorted((DATA / "ldb").glob("*.jsonl"))
@@ -53,26 +61,49 @@ def test_multi_round_record_mapping():
     assert "# Real Execution Output:" in failed["meta"]["failed"][0]
 
 
-RECORD = json.loads((DATA / "ldb" / "mbpp_ldb_gpt-3.5-turbo-0613.jsonl").read_text().splitlines()[0])
-MULTI = next(json.loads(line) for line in (DATA / "ldb" / "mbpp_ldb_gpt-3.5-turbo-0613.jsonl").read_text().splitlines()
-             if len(json.loads(line)["implementations"]) == 10)
+RECORD = json.loads(
+    (DATA / "ldb" / "mbpp_ldb_gpt-3.5-turbo-0613.jsonl").read_text().splitlines()[0]
+)
+MULTI = next(
+    json.loads(line)
+    for line in (DATA / "ldb" / "mbpp_ldb_gpt-3.5-turbo-0613.jsonl").read_text().splitlines()
+    if len(json.loads(line)["implementations"]) == 10
+)
 
 
 def one(rec) -> bytes:
     return orjson.dumps(rec) + b"\n"
 
 
-@pytest.mark.parametrize("change, path, message", [
-    ({"test_feedback": [[], []]}, "$.test_feedback", "expected one feedback list per implementation (1), found 2"),
-    ({"implementations": []}, "$.implementations", "found an empty array"),
-    ({"is_solved": "yes"}, "$.is_solved", "expected a boolean, found string"),
-    ({"is_passing": None}, "$.is_passing", "found nothing"),
-    ({"test_feedback": [["a", "b"]]}, "$.test_feedback[0]", "expected at most 1 failed visible tests"),
-    ({"test_feedback": [["assert f(1) == 2 # Real Execution Output: 3"]]}, "$.is_passing",
-     "expected is_passing=False"),
-    ({"implementations": [42]}, "$.implementations[0]", "expected a program string, found number"),
-    ({"given_tests": "assert x"}, "$.given_tests", "expected an array of visible tests"),
-])
+@pytest.mark.parametrize(
+    "change, path, message",
+    [
+        (
+            {"test_feedback": [[], []]},
+            "$.test_feedback",
+            "expected one feedback list per implementation (1), found 2",
+        ),
+        ({"implementations": []}, "$.implementations", "found an empty array"),
+        ({"is_solved": "yes"}, "$.is_solved", "expected a boolean, found string"),
+        ({"is_passing": None}, "$.is_passing", "found nothing"),
+        (
+            {"test_feedback": [["a", "b"]]},
+            "$.test_feedback[0]",
+            "expected at most 1 failed visible tests",
+        ),
+        (
+            {"test_feedback": [["assert f(1) == 2 # Real Execution Output: 3"]]},
+            "$.is_passing",
+            "expected is_passing=False",
+        ),
+        (
+            {"implementations": [42]},
+            "$.implementations[0]",
+            "expected a program string, found number",
+        ),
+        ({"given_tests": "assert x"}, "$.given_tests", "expected an array of visible tests"),
+    ],
+)
 def test_inconsistent_records_are_errors(change, path, message):
     events, report = run("repair_runs", one({**RECORD, **change}) + one(MULTI))
     assert {e.event["trace_id"] for e in events} == {f"repair:{MULTI['task_id']}"}
@@ -83,10 +114,13 @@ def test_inconsistent_records_are_errors(change, path, message):
 
 def test_truncated_line_is_error():
     events, report = run("repair_runs", one(RECORD)[:50])
-    assert events == [] and report.errors[0].line == 1 and "invalid JSON" in report.errors[0].message
+    assert (
+        events == [] and report.errors[0].line == 1 and "invalid JSON" in report.errors[0].message
+    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_never_raises(data):
-    run("repair_runs", mutate(data, MULTI))
+    _, report = run("repair_runs", mutate(data, MULTI))
+    assert_no_internal_errors(report)

@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 from traces.importers import detect
 
-from ._helpers import DATA, check_invariants, roundtrip, run, validate_all
+from ._helpers import (
+    DATA,
+    assert_no_internal_errors,
+    check_invariants,
+    roundtrip,
+    run,
+    validate_all,
+)
 from .fuzz import mutate
 
 TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
@@ -54,10 +61,20 @@ def test_tau_record_mapping():
     header = first[0]
     assert header["model"] == "gpt-4o"
     assert header["task"]["expected_actions"][0]["name"] == "book_reservation"
-    assert header["outcome"] == {"success": False, "reward": 0.0, "details": header["outcome"]["details"]}
+    assert header["outcome"] == {
+        "success": False,
+        "reward": 0.0,
+        "details": header["outcome"]["details"],
+    }
     assert header["outcome"]["details"]["info"]["r_actions"] == 0.0
-    assert first[1] == {"trace_id": header["trace_id"], "type": "message", "seq": 1, "turn": 0,
-                        "role": "system", "content": first[1]["content"]}
+    assert first[1] == {
+        "trace_id": header["trace_id"],
+        "type": "message",
+        "seq": 1,
+        "turn": 0,
+        "role": "system",
+        "content": first[1]["content"],
+    }
     # gpt-4o reused call ids; each call still pairs with the result that followed it.
     reused = [e for e in first if e.get("meta", {}).get("source_call_id")]
     assert reused and all("#" in e["call_id"] for e in reused if e["type"] == "tool_call")
@@ -77,7 +94,9 @@ def test_tau2_simulation_mapping():
     assert evs[0]["agent"] == "llm_agent" and evs[0]["model"] == "xai/grok-3"
     assert evs[0]["task"]["expected_actions"][0]["name"] == "toggle_data"
     assert evs[1]["role"] == "system"  # the policy from info.environment_info
-    user_calls = [e for e in evs if e["type"] == "tool_call" and e["meta"].get("requestor") == "user"]
+    user_calls = [
+        e for e in evs if e["type"] == "tool_call" and e["meta"].get("requestor") == "user"
+    ]
     assert user_calls, "the telecom user acts on the device through tool calls"
     checks = {e["name"]: e["passed"] for e in evs if e["type"] == "check"}
     assert checks["db_match"] is False and checks["action_checks[1]:refuel_data"] is True
@@ -98,11 +117,16 @@ def test_bad_records_are_errors_and_others_import():
     good = json.loads(TAU.read_text())[:3]
     bad_reward = {**good[1], "reward": "1"}
     no_traj = {k: v for k, v in good[2].items() if k != "traj"}
-    events, report = run("tau_bench", _doc([good[0], bad_reward, no_traj, 7]), name="gpt-4o-airline.json")
+    events, report = run(
+        "tau_bench", _doc([good[0], bad_reward, no_traj, 7]), name="gpt-4o-airline.json"
+    )
     assert {e.event["trace_id"] for e in events} == {"tau-bench:airline:task0:trial0"}
     got = [(e.line, e.path, e.message) for e in report.errors]
     assert got[0] == (2, "$[1].reward", "expected a number, found 1")
-    assert got[1][:2] == (3, "$[2].traj") and "expected an array of messages, found nothing" in got[1][2]
+    assert (
+        got[1][:2] == (3, "$[2].traj")
+        and "expected an array of messages, found nothing" in got[1][2]
+    )
     assert got[2][:2] == (4, "$[3]") and "found number" in got[2][2]
 
 
@@ -129,10 +153,12 @@ SAMPLE_TAU2["simulations"] = SAMPLE_TAU2["simulations"][:1]
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_tau_never_raises(data):
-    run("tau_bench", mutate(data, [SAMPLE_TAU], jsonl=False))
+    _, report = run("tau_bench", mutate(data, [SAMPLE_TAU], jsonl=False))
+    assert_no_internal_errors(report)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_tau2_never_raises(data):
-    run("tau_bench", mutate(data, SAMPLE_TAU2, jsonl=False))
+    _, report = run("tau_bench", mutate(data, SAMPLE_TAU2, jsonl=False))
+    assert_no_internal_errors(report)

@@ -8,6 +8,7 @@ OpenAI-chat shape and native v1 last.
 from __future__ import annotations
 
 from .base import Importer, ImportReport, RecordError, SourceEvent
+from .bfcl import BFCLImporter
 from .openai_chat import OpenAIChatImporter
 from .pushback import PushbackImporter
 from .repair_runs import RepairRunsImporter
@@ -18,6 +19,7 @@ __all__ = ["IMPORTERS", "Importer", "ImportReport", "RecordError", "SourceEvent"
 
 _ORDER: list[Importer] = [
     TauBenchImporter(),
+    BFCLImporter(),
     RepairRunsImporter(),
     PushbackImporter(),
     OpenAIChatImporter(),

@@ -81,12 +81,20 @@ def text_content(trace: Trace, event: dict, content: Any, path: str) -> str:
     if content is None:
         return ""
     if isinstance(content, list) and all(isinstance(p, dict) for p in content):
-        texts = [p["text"] for p in content if p.get("type") == "text" and isinstance(p.get("text"), str)]
+        texts = [
+            p["text"] for p in content if p.get("type") == "text" and isinstance(p.get("text"), str)
+        ]
         if len(texts) == len(content):
             return "".join(texts)
     trace.flag(event, "content_not_text", "content_raw", content)
-    trace.report.note_unmapped("non-text message content", f"{trace.trace_id} {path}: {short(content)}")
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict)) if isinstance(content, list) else ""
+    trace.report.note_unmapped(
+        "non-text message content", f"{trace.trace_id} {path}: {short(content)}"
+    )
+    return (
+        "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        if isinstance(content, list)
+        else ""
+    )
 
 
 def convert_messages(
@@ -130,17 +138,29 @@ def convert_messages(
         else:
             extra_target = msg  # unmapped message keys go onto the first tool call
         if tool_calls:
-            tool_calls = require(trace, tool_calls, list, f"{mpath}.tool_calls", "an array of tool calls")
+            tool_calls = require(
+                trace, tool_calls, list, f"{mpath}.tool_calls", "an array of tool calls"
+            )
             for j, call in enumerate(tool_calls):
                 cpath = f"{mpath}.tool_calls[{j}]"
                 call = require(trace, call, dict, cpath, "a tool call object")
                 fn = call.get("function")
                 if fn is not None:
-                    fn = require(trace, fn, dict, f"{cpath}.function", "an object with name and arguments")
-                    name, raw_args, apath = fn.get("name"), fn.get("arguments"), f"{cpath}.function.arguments"
+                    fn = require(
+                        trace, fn, dict, f"{cpath}.function", "an object with name and arguments"
+                    )
+                    name, raw_args, apath = (
+                        fn.get("name"),
+                        fn.get("arguments"),
+                        f"{cpath}.function.arguments",
+                    )
                     npath = f"{cpath}.function.name"
                 else:
-                    name, raw_args, apath = call.get("name"), call.get("arguments"), f"{cpath}.arguments"
+                    name, raw_args, apath = (
+                        call.get("name"),
+                        call.get("arguments"),
+                        f"{cpath}.arguments",
+                    )
                     npath = f"{cpath}.name"
                 event = _call_event(trace, name, raw_args, npath, apath)
                 pairer.call(event, call.get("id"))
@@ -156,7 +176,9 @@ def convert_messages(
             fpath = f"{mpath}.function_call"
             fc = require(trace, function_call, dict, fpath, "an object with name and arguments")
             name = fc.get("name")
-            event = _call_event(trace, name, fc.get("arguments"), f"{fpath}.name", f"{fpath}.arguments")
+            event = _call_event(
+                trace, name, fc.get("arguments"), f"{fpath}.name", f"{fpath}.arguments"
+            )
             pairer.call(event, f"function:{name}")
             if extra_target is not None:
                 trace.keep(event, extra_target, MESSAGE_KEYS, "message")
@@ -167,7 +189,10 @@ def convert_messages(
 
 def _call_event(trace: Trace, name: Any, raw_args: Any, npath: str, apath: str) -> dict:
     if not isinstance(name, str) or not name:
-        raise trace.fail(npath, f"expected a function name string, found {short(name, 40) if name is not None else 'nothing'}")
+        raise trace.fail(
+            npath,
+            f"expected a function name string, found {short(name, 40) if name is not None else 'nothing'}",
+        )
     event = trace.add("tool_call", name=name)
     args, problem = parse_arguments(raw_args)
     if problem is None:
@@ -201,7 +226,11 @@ def _tool_message(
     pairer.result(event, source_id, msg.get("name") if role == "function" else None)
     if role == "function":
         event.setdefault("meta", {})["source_role"] = "function"
-    mapped = TOOL_MESSAGE_KEYS if isinstance(error, bool) or error is None else TOOL_MESSAGE_KEYS - {"error"}
+    mapped = (
+        TOOL_MESSAGE_KEYS
+        if isinstance(error, bool) or error is None
+        else TOOL_MESSAGE_KEYS - {"error"}
+    )
     trace.keep(event, msg, mapped, "tool_message")
     name = msg.get("name")
     if isinstance(name, str) and role == "tool":

@@ -110,8 +110,11 @@ class Trace:
     ) -> dict:
         """The `trace` header, first event of the trace; every SPEC header field is present."""
         event = {
-            "trace_id": self.trace_id, "type": "trace", "seq": len(self.events),
-            "agent": agent, "model": model,
+            "trace_id": self.trace_id,
+            "type": "trace",
+            "seq": len(self.events),
+            "agent": agent,
+            "model": model,
             "task": task if task is not None else {"id": None, "benchmark": None, "category": None},
             "env": env if env is not None else {"name": None, "config": {}},
             "tools": tools if tools is not None else [],
@@ -129,7 +132,9 @@ class Trace:
         event.setdefault("meta", {})[meta_key] = value
         self.report.note_flag(key)
 
-    def keep(self, event: dict, source: dict, mapped: Iterable[str] | frozenset, where: str) -> None:
+    def keep(
+        self, event: dict, source: dict, mapped: Iterable[str] | frozenset, where: str
+    ) -> None:
         """Copy every key of `source` that is not in `mapped` into `event.meta`, counting it."""
         extra = [k for k in source if k not in mapped]
         if not extra:
@@ -151,7 +156,26 @@ class Trace:
             yield SourceEvent(line, event)
 
 
-def require(trace: Trace, value: Any, kind: type | tuple[type, ...], path: str, expected: str) -> Any:
+INTERNAL_ERROR = "internal error while importing this record"
+
+
+def internal_error(trace: Trace, exc: Exception) -> None:
+    """Report an unexpected exception against its record.
+
+    Such an exception is a bug in the importer, but it must not lose the rest of the file (and
+    `convert` must never raise on data): the record is rejected with the exception text.
+    """
+    trace.report.error(
+        line=trace.line,
+        trace_id=trace.trace_id,
+        path="$",
+        message=f"{INTERNAL_ERROR} ({type(exc).__name__}: {exc}); please report it",
+    )
+
+
+def require(
+    trace: Trace, value: Any, kind: type | tuple[type, ...], path: str, expected: str
+) -> Any:
     """Return `value` when it has the expected type, else record an error and abort the record."""
     if isinstance(value, kind) and not (isinstance(value, bool) and bool not in _as_tuple(kind)):
         return value
@@ -173,7 +197,9 @@ def iter_jsonl(stream: BinaryIO, report: ImportReport) -> Iterator[tuple[int, An
             yield number, orjson.loads(raw)
         except JSONDecodeError as exc:
             report.error(
-                line=number, trace_id=None, path="$",
+                line=number,
+                trace_id=None,
+                path="$",
                 message=f"expected a JSON object on this line, found invalid JSON ({exc})",
             )
 
@@ -185,7 +211,9 @@ def read_json_document(stream: BinaryIO, report: ImportReport) -> Any | None:
         return orjson.loads(data)
     except JSONDecodeError as exc:
         report.error(
-            line=0, trace_id=None, path="$",
+            line=0,
+            trace_id=None,
+            path="$",
             message=f"expected one JSON document, found invalid JSON ({exc})",
         )
         return None
@@ -217,7 +245,7 @@ def success_from_reward(reward: Any) -> bool | None:
 def head_lines(head: bytes, limit: int = 3) -> list[Any]:
     """Parse the first complete lines of a file head as JSON; unparsable lines are skipped."""
     out = []
-    for raw in head.split(b"\n")[:limit + 1]:
+    for raw in head.split(b"\n")[: limit + 1]:
         if not raw.strip():
             continue
         try:

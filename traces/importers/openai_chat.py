@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from ._chat import convert_messages
-from ._common import RecordFailed, Trace, head_lines, iter_jsonl, require, short
+from ._common import RecordFailed, Trace, head_lines, internal_error, iter_jsonl, require, short
 from .base import ImportReport, SourceEvent
 
 RECORD_KEYS = frozenset({"messages", "tools", "id", "trace_id", "model"})
@@ -40,11 +40,15 @@ class OpenAIChatImporter:
             try:
                 if trace_id in seen:
                     raise trace.fail(
-                        "$.id", f"expected a unique id, found {trace_id!r} again (first on line {seen[trace_id]})"
+                        "$.id",
+                        f"expected a unique id, found {trace_id!r} again (first on line {seen[trace_id]})",
                     )
                 seen[trace_id] = line
                 _convert_record(trace, record)
             except RecordFailed:
+                continue
+            except Exception as exc:  # noqa: BLE001 — see internal_error
+                internal_error(trace, exc)
                 continue
             yield from trace.source_events()
 
@@ -64,7 +68,8 @@ def _convert_record(trace: Trace, record: Any) -> None:
     header = trace.header(model=model if isinstance(model, str) else None)
     header["task"] = {
         "id": str(record["id"]) if record.get("id") is not None else None,
-        "benchmark": None, "category": None,
+        "benchmark": None,
+        "category": None,
     }
     header["tools"] = tools_from_openai(trace, record.get("tools"), "$.tools")
     trace.keep(header, record, RECORD_KEYS, "record")
@@ -84,13 +89,23 @@ def tools_from_openai(trace: Trace, tools: Any, path: str) -> list[dict]:
         tpath = f"{path}[{i}]"
         tool = require(trace, tool, dict, tpath, "a tool object")
         fn = tool.get("function", tool)
-        fn = require(trace, fn, dict, f"{tpath}.function", "an object with name, description, parameters")
+        fn = require(
+            trace, fn, dict, f"{tpath}.function", "an object with name, description, parameters"
+        )
         name = fn.get("name")
         if not isinstance(name, str):
-            raise trace.fail(f"{tpath}.function.name", f"expected a tool name string, found {short(name, 40)}")
-        item = {"name": name, "description": fn.get("description") or "", "parameters": fn.get("parameters") or {}}
+            raise trace.fail(
+                f"{tpath}.function.name", f"expected a tool name string, found {short(name, 40)}"
+            )
+        item = {
+            "name": name,
+            "description": fn.get("description") or "",
+            "parameters": fn.get("parameters") or {},
+        }
         extra = {k: v for k, v in fn.items() if k not in FUNCTION_KEYS}
-        extra.update({k: v for k, v in tool.items() if k not in TOOL_KEYS and k not in FUNCTION_KEYS})
+        extra.update(
+            {k: v for k, v in tool.items() if k not in TOOL_KEYS and k not in FUNCTION_KEYS}
+        )
         if tool.get("type") not in (None, "function"):
             extra["type"] = tool.get("type")
         if extra:

@@ -16,11 +16,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ._common import RecordFailed, Trace, head_lines, iter_jsonl, require, short
+from ._common import RecordFailed, Trace, head_lines, internal_error, iter_jsonl, require, short
 from .base import ImportReport, SourceEvent
 
-MAPPED = frozenset({"id", "question", "false_presupposition", "correction", "turns", "model_dir",
-                    "prompt_variant", "turn_of_flip_derived"})
+MAPPED = frozenset(
+    {
+        "id",
+        "question",
+        "false_presupposition",
+        "correction",
+        "turns",
+        "model_dir",
+        "prompt_variant",
+        "turn_of_flip_derived",
+    }
+)
 TURN_KEYS = frozenset({"turn", "user", "assistant", "judge_identifies_false_presupposition"})
 LABEL_KEYS = ("judge_identifies_false_presupposition", "label", "correct")
 
@@ -35,8 +45,13 @@ class PushbackImporter:
             return False
         rec = records[0]
         turns = rec.get("turns")
-        return (isinstance(turns, list) and bool(turns) and isinstance(turns[0], dict)
-                and "assistant" in turns[0] and ("question" in rec or "false_presupposition" in rec))
+        return (
+            isinstance(turns, list)
+            and bool(turns)
+            and isinstance(turns[0], dict)
+            and "assistant" in turns[0]
+            and ("question" in rec or "false_presupposition" in rec)
+        )
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
         seen: dict[str, int] = {}
@@ -46,10 +61,16 @@ class PushbackImporter:
             trace = Trace(trace_id, line, report)
             try:
                 if trace_id in seen:
-                    raise trace.fail("$.id", f"expected a unique id, found {rid!r} again (first on line {seen[trace_id]})")
+                    raise trace.fail(
+                        "$.id",
+                        f"expected a unique id, found {rid!r} again (first on line {seen[trace_id]})",
+                    )
                 seen[trace_id] = line
                 _record(trace, record)
             except RecordFailed:
+                continue
+            except Exception as exc:  # noqa: BLE001 — see internal_error
+                internal_error(trace, exc)
                 continue
             yield from trace.source_events()
 
@@ -61,7 +82,9 @@ def _label(trace: Trace, turn: dict, path: str) -> bool:
             if value in (0, 1, "0", "1") and not isinstance(value, float):
                 return value in (1, "1")
             raise trace.fail(f"{path}.{key}", f"expected a 0/1 label, found {short(value, 40)}")
-    raise trace.fail(f"{path}.judge_identifies_false_presupposition", "expected a 0/1 label, found nothing")
+    raise trace.fail(
+        f"{path}.judge_identifies_false_presupposition", "expected a 0/1 label, found nothing"
+    )
 
 
 def _record(trace: Trace, record: Any) -> None:
@@ -72,10 +95,16 @@ def _record(trace: Trace, record: Any) -> None:
         raise trace.fail("$.turns", "expected at least one turn, found an empty array")
     model = record.get("model_dir") if isinstance(record.get("model_dir"), str) else None
     header = trace.header(
-        agent=model, model=model,
-        task={"id": str(record.get("id")), "benchmark": "sycon-bench", "category": "false_presupposition",
-              "question": question, "false_presupposition": record.get("false_presupposition"),
-              "correction": record.get("correction")},
+        agent=model,
+        model=model,
+        task={
+            "id": str(record.get("id")),
+            "benchmark": "sycon-bench",
+            "category": "false_presupposition",
+            "question": question,
+            "false_presupposition": record.get("false_presupposition"),
+            "correction": record.get("correction"),
+        },
         env={"name": None, "config": {"prompt_variant": record.get("prompt_variant")}},
     )
     header["labels"] = {"turn_of_flip_derived": record.get("turn_of_flip_derived")}
@@ -87,9 +116,13 @@ def _record(trace: Trace, record: Any) -> None:
         turn = require(trace, turn, dict, path, "a turn object")
         number = turn.get("turn")
         if number is not None and str(number) != str(i + 1):
-            raise trace.fail(f"{path}.turn", f"expected turn {i + 1} (turns in order), found {short(number, 20)}")
+            raise trace.fail(
+                f"{path}.turn", f"expected turn {i + 1} (turns in order), found {short(number, 20)}"
+            )
         user = require(trace, turn.get("user"), str, f"{path}.user", "the user's text")
-        answer = require(trace, turn.get("assistant"), str, f"{path}.assistant", "the model's answer")
+        answer = require(
+            trace, turn.get("assistant"), str, f"{path}.assistant", "the model's answer"
+        )
         correct = _label(trace, turn, path)
         trace.turn = i
         if i == 0:
@@ -97,11 +130,22 @@ def _record(trace: Trace, record: Any) -> None:
             if user != question:
                 trace.flag(msg, "first_turn_differs_from_question", "question", question)
         else:
-            msg = trace.add("message", role="user", content=user, feedback={"kind": "challenge", "targets": []},
-                            labels={"valid": False})
+            msg = trace.add(
+                "message",
+                role="user",
+                content=user,
+                feedback={"kind": "challenge", "targets": []},
+                labels={"valid": False},
+            )
         cid = f"t{i}"
-        cand = trace.add("candidate", candidate_id=cid, content=answer, parent=parent, round=i,
-                         labels={"correct": correct})
+        cand = trace.add(
+            "candidate",
+            candidate_id=cid,
+            content=answer,
+            parent=parent,
+            round=i,
+            labels={"correct": correct},
+        )
         trace.keep(cand, turn, TURN_KEYS, "turn")
         parent = cid
     header["outcome"] = {"success": correct, "reward": 1.0 if correct else 0.0}

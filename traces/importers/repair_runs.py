@@ -18,13 +18,34 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ._common import RecordFailed, Trace, file_stem, head_lines, iter_jsonl, require, short
+from ._common import (
+    RecordFailed,
+    Trace,
+    file_stem,
+    head_lines,
+    internal_error,
+    iter_jsonl,
+    require,
+    short,
+)
 from .base import ImportReport, SourceEvent
 
-MAPPED = frozenset({
-    "task_id", "prompt", "entry_point", "test", "given_tests", "canonical_solution",
-    "is_passing", "is_solved", "reflections", "implementations", "test_feedback", "solution",
-})
+MAPPED = frozenset(
+    {
+        "task_id",
+        "prompt",
+        "entry_point",
+        "test",
+        "given_tests",
+        "canonical_solution",
+        "is_passing",
+        "is_solved",
+        "reflections",
+        "implementations",
+        "test_feedback",
+        "solution",
+    }
+)
 FEEDBACK_SEP = "# Real Execution Output:"
 METHODS = ("ldb", "reflexion", "lats", "self_debug", "selfdebug")
 
@@ -35,8 +56,11 @@ class RepairRunsImporter:
 
     def sniff(self, head: bytes, filename: str) -> bool:
         records = head_lines(head, 1)
-        return bool(records) and isinstance(records[0], dict) and {
-            "implementations", "test_feedback"} <= records[0].keys()
+        return (
+            bool(records)
+            and isinstance(records[0], dict)
+            and {"implementations", "test_feedback"} <= records[0].keys()
+        )
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
         stem = file_stem(stream).lower()
@@ -49,10 +73,16 @@ class RepairRunsImporter:
             trace = Trace(trace_id, line, report)
             try:
                 if trace_id in seen:
-                    raise trace.fail("$.task_id", f"expected one record per task, found {task_id!r} again (first on line {seen[trace_id]})")
+                    raise trace.fail(
+                        "$.task_id",
+                        f"expected one record per task, found {task_id!r} again (first on line {seen[trace_id]})",
+                    )
                 seen[trace_id] = line
                 _record(trace, record, method, model)
             except RecordFailed:
+                continue
+            except Exception as exc:  # noqa: BLE001 — see internal_error
+                internal_error(trace, exc)
                 continue
             yield from trace.source_events()
 
@@ -77,13 +107,25 @@ def failed_test(entry: str) -> str:
 def _record(trace: Trace, record: Any, method: str | None, model: str | None) -> None:
     record = require(trace, record, dict, "$", "a repair-run record object")
     task_id = require(trace, record.get("task_id"), (str, int), "$.task_id", "a task id")
-    impls = require(trace, record.get("implementations"), list, "$.implementations", "an array of programs")
-    feedback = require(trace, record.get("test_feedback"), list, "$.test_feedback", "an array (one list of failed tests per implementation)")
-    visible = require(trace, record.get("given_tests"), list, "$.given_tests", "an array of visible tests")
+    impls = require(
+        trace, record.get("implementations"), list, "$.implementations", "an array of programs"
+    )
+    feedback = require(
+        trace,
+        record.get("test_feedback"),
+        list,
+        "$.test_feedback",
+        "an array (one list of failed tests per implementation)",
+    )
+    visible = require(
+        trace, record.get("given_tests"), list, "$.given_tests", "an array of visible tests"
+    )
     is_passing = require(trace, record.get("is_passing"), bool, "$.is_passing", "a boolean")
     is_solved = require(trace, record.get("is_solved"), bool, "$.is_solved", "a boolean")
     if not impls:
-        raise trace.fail("$.implementations", "expected at least one implementation, found an empty array")
+        raise trace.fail(
+            "$.implementations", "expected at least one implementation, found an empty array"
+        )
     if len(impls) != len(feedback):
         raise trace.fail(
             "$.test_feedback",
@@ -93,21 +135,35 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
         require(trace, test, str, f"$.given_tests[{i}]", "a test string")
     reflections = record.get("reflections")
     if reflections is not None:
-        reflections = require(trace, reflections, list, "$.reflections", "an array of reflection texts")
+        reflections = require(
+            trace, reflections, list, "$.reflections", "an array of reflection texts"
+        )
 
     visible_set = {t.strip() for t in visible}
     votes = len(visible)
     header = trace.header(
-        agent=method, model=model,
-        task={"id": str(task_id), "benchmark": _benchmark(str(task_id)), "category": "code_repair",
-              "prompt": record.get("prompt"), "entry_point": record.get("entry_point"),
-              "visible_tests": visible},
+        agent=method,
+        model=model,
+        task={
+            "id": str(task_id),
+            "benchmark": _benchmark(str(task_id)),
+            "category": "code_repair",
+            "prompt": record.get("prompt"),
+            "entry_point": record.get("entry_point"),
+            "visible_tests": visible,
+        },
         env={"name": "python-tests", "config": {"entry_point": record.get("entry_point")}},
-        outcome={"success": is_solved, "reward": 1.0 if is_solved else 0.0, "is_passing": is_passing},
+        outcome={
+            "success": is_solved,
+            "reward": 1.0 if is_solved else 0.0,
+            "is_passing": is_passing,
+        },
     )
     header["labels"] = {
-        "hidden_tests": record.get("test"), "canonical_solution": record.get("canonical_solution"),
-        "is_solved": is_solved, "is_passing": is_passing,
+        "hidden_tests": record.get("test"),
+        "canonical_solution": record.get("canonical_solution"),
+        "is_solved": is_solved,
+        "is_passing": is_passing,
     }
     trace.keep(header, record, MAPPED, "record")
     trace.turn = 0
@@ -118,7 +174,9 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
     last_accepts = None
     for k, (impl, fails) in enumerate(zip(impls, feedback, strict=True)):
         require(trace, impl, str, f"$.implementations[{k}]", "a program string")
-        fails = require(trace, fails, list, f"$.test_feedback[{k}]", "an array of failed-test strings")
+        fails = require(
+            trace, fails, list, f"$.test_feedback[{k}]", "an array of failed-test strings"
+        )
         for j, entry in enumerate(fails):
             require(trace, entry, str, f"$.test_feedback[{k}][{j}]", "a failed-test string")
         if len(fails) > votes:
@@ -126,17 +184,35 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
                 f"$.test_feedback[{k}]",
                 f"expected at most {votes} failed visible tests (len(given_tests)), found {len(fails)}",
             )
-        if k > 0 and reflections and k - 1 < len(reflections) and isinstance(reflections[k - 1], str):
-            trace.add("message", role="assistant", content=reflections[k - 1], meta={"kind": "reflection"})
+        if (
+            k > 0
+            and reflections
+            and k - 1 < len(reflections)
+            and isinstance(reflections[k - 1], str)
+        ):
+            trace.add(
+                "message", role="assistant", content=reflections[k - 1], meta={"kind": "reflection"}
+            )
         cid = f"c{k}"
         cand = trace.add("candidate", candidate_id=cid, content=impl, parent=parent, round=k)
         if k == len(impls) - 1:
             cand["labels"] = {"valid": is_solved}
             if isinstance(record.get("solution"), str) and record["solution"] != impl:
-                trace.flag(cand, "solution_differs_from_last_implementation", "solution", record["solution"])
+                trace.flag(
+                    cand,
+                    "solution_differs_from_last_implementation",
+                    "solution",
+                    record["solution"],
+                )
         accepts = votes - len(fails)
-        ver = trace.add("verification", candidate_id=cid, round=k, accepts=accepts, votes=votes,
-                        verifier="visible_tests")
+        ver = trace.add(
+            "verification",
+            candidate_id=cid,
+            round=k,
+            accepts=accepts,
+            votes=votes,
+            verifier="visible_tests",
+        )
         if fails:
             ver["meta"] = {"failed": fails}
             unknown = [f for f in fails if failed_test(f) not in visible_set]
@@ -151,8 +227,10 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
             f"failed of {votes} visible tests), found {is_passing}",
         )
     if reflections and len(reflections) >= len(impls):
-        header.setdefault("meta", {})["extra_reflections"] = reflections[len(impls) - 1:]
-        trace.report.note_unmapped("reflections after the last implementation", short(reflections[-1]))
+        header.setdefault("meta", {})["extra_reflections"] = reflections[len(impls) - 1 :]
+        trace.report.note_unmapped(
+            "reflections after the last implementation", short(reflections[-1])
+        )
     trace.turn = None
     trace.add("check", name="visible_tests", passed=is_passing, source="test_feedback")
     trace.add("check", name="hidden_tests", passed=is_solved, source="is_solved")

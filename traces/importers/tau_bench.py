@@ -22,6 +22,7 @@ from ._chat import convert_messages
 from ._common import (
     RecordFailed,
     Trace,
+    internal_error,
     read_json_document,
     require,
     short,
@@ -45,7 +46,9 @@ class TauBenchImporter:
         if start == b"[":
             return b'"task_id"' in head and (b'"traj"' in head or b'"reward"' in head)
         if start == b"{":
-            return b'"simulations"' in head or (b'"tasks"' in head and b'"info"' in head and b'"num_trials"' in head)
+            return b'"simulations"' in head or (
+                b'"tasks"' in head and b'"info"' in head and b'"num_trials"' in head
+            )
         return False
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
@@ -59,7 +62,9 @@ class TauBenchImporter:
             yield from _convert_tau2(doc, report)
         else:
             report.error(
-                line=0, trace_id=None, path="$",
+                line=0,
+                trace_id=None,
+                path="$",
                 message="expected a list of τ-bench records or an object with simulations[], found "
                 + ("an object without simulations" if isinstance(doc, dict) else short(doc, 40)),
             )
@@ -104,10 +109,16 @@ def _convert_tau(records: list, filename: str, report: ImportReport) -> Iterator
             require(trace, task_id, (int, str), f"{path}.task_id", "a task id (integer or string)")
             require(trace, trial, int, f"{path}.trial", "a trial number")
             if trace_id in seen:
-                raise trace.fail(path, f"expected one record per (task_id, trial), found a second one (first is record {seen[trace_id]})")
+                raise trace.fail(
+                    path,
+                    f"expected one record per (task_id, trial), found a second one (first is record {seen[trace_id]})",
+                )
             seen[trace_id] = index
             _tau_record(trace, record, path, domain, _tau_model(filename, domain))
         except RecordFailed:
+            continue
+        except Exception as exc:  # noqa: BLE001 — see internal_error
+            internal_error(trace, exc)
             continue
         yield from trace.source_events()
 
@@ -116,10 +127,14 @@ def _tau_record(trace: Trace, record: dict, path: str, domain: str, model: str |
     reward = record.get("reward")
     if isinstance(reward, bool) or not isinstance(reward, int | float):
         raise trace.fail(f"{path}.reward", f"expected a number, found {short(reward, 40)}")
-    info = require(trace, record.get("info"), dict, f"{path}.info", "an object with task and reward_info")
+    info = require(
+        trace, record.get("info"), dict, f"{path}.info", "an object with task and reward_info"
+    )
     task_src = require(trace, info.get("task"), dict, f"{path}.info.task", "a task object")
     task = {
-        "id": str(record["task_id"]), "benchmark": "tau-bench", "category": domain,
+        "id": str(record["task_id"]),
+        "benchmark": "tau-bench",
+        "category": domain,
         "instruction": task_src.get("instruction"),
         "expected_actions": task_src.get("actions"),
     }
@@ -128,7 +143,9 @@ def _tau_record(trace: Trace, record: dict, path: str, domain: str, model: str |
             task[key] = value  # user_id, outputs: task-like, kept in the task
     reward_info = info.get("reward_info")
     header = trace.header(
-        agent=None, model=model, task=task,
+        agent=None,
+        model=model,
+        task=task,
         env={"name": f"tau-bench:{domain}", "config": {"domain": domain}},
         outcome={"success": success_from_reward(reward), "reward": reward, "details": reward_info},
     )
@@ -143,9 +160,18 @@ def _tau_record(trace: Trace, record: dict, path: str, domain: str, model: str |
         details = reward_info.get("info")
         if isinstance(details, dict):
             for key, value in details.items():
-                if key.startswith("r_") and isinstance(value, int | float) and not isinstance(value, bool):
-                    trace.add("check", name=key, passed=value >= 1 - 1e-6, source="tau-bench reward",
-                              meta={"value": value})
+                if (
+                    key.startswith("r_")
+                    and isinstance(value, int | float)
+                    and not isinstance(value, bool)
+                ):
+                    trace.add(
+                        "check",
+                        name=key,
+                        passed=value >= 1 - 1e-6,
+                        source="tau-bench reward",
+                        meta={"value": value},
+                    )
 
 
 # ---- τ²-bench --------------------------------------------------------------------------------
@@ -153,9 +179,13 @@ def _tau_record(trace: Trace, record: dict, path: str, domain: str, model: str |
 
 def _convert_tau2(doc: dict, report: ImportReport) -> Iterator[SourceEvent]:
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
-    env_info = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    env_info = (
+        info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    )
     agent_info = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
-    domain = env_info.get("domain_name") if isinstance(env_info.get("domain_name"), str) else "unknown"
+    domain = (
+        env_info.get("domain_name") if isinstance(env_info.get("domain_name"), str) else "unknown"
+    )
     tasks: dict[str, dict] = {}
     if isinstance(doc.get("tasks"), list):
         for task in doc["tasks"]:
@@ -163,7 +193,12 @@ def _convert_tau2(doc: dict, report: ImportReport) -> Iterator[SourceEvent]:
                 tasks[str(task["id"])] = task
     sims = doc.get("simulations")
     if not isinstance(sims, list):
-        report.error(line=0, trace_id=None, path="$.simulations", message=f"expected an array of simulations, found {short(sims, 40)}")
+        report.error(
+            line=0,
+            trace_id=None,
+            path="$.simulations",
+            message=f"expected an array of simulations, found {short(sims, 40)}",
+        )
         return
     config = {k: v for k, v in info.items() if k not in ("agent_info", "environment_info")}
     config["domain"] = domain
@@ -182,10 +217,16 @@ def _convert_tau2(doc: dict, report: ImportReport) -> Iterator[SourceEvent]:
             require(trace, task_id, (str, int), f"{path}.task_id", "a task id")
             require(trace, trial, int, f"{path}.trial", "a trial number")
             if trace_id in seen:
-                raise trace.fail(path, f"expected one simulation per (task_id, trial), found a second one (first is simulation {seen[trace_id]})")
+                raise trace.fail(
+                    path,
+                    f"expected one simulation per (task_id, trial), found a second one (first is simulation {seen[trace_id]})",
+                )
             seen[trace_id] = index
             _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc_extra)
         except RecordFailed:
+            continue
+        except Exception as exc:  # noqa: BLE001 — see internal_error
+            internal_error(trace, exc)
             continue
         yield from trace.source_events()
 
@@ -204,10 +245,14 @@ def _instruction_text(scenario: Any) -> str | None:
 
 
 def _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc_extra) -> None:
-    reward_info = require(trace, sim.get("reward_info"), dict, f"{path}.reward_info", "a reward_info object")
+    reward_info = require(
+        trace, sim.get("reward_info"), dict, f"{path}.reward_info", "a reward_info object"
+    )
     reward = reward_info.get("reward")
     if isinstance(reward, bool) or not isinstance(reward, int | float):
-        raise trace.fail(f"{path}.reward_info.reward", f"expected a number, found {short(reward, 40)}")
+        raise trace.fail(
+            f"{path}.reward_info.reward", f"expected a number, found {short(reward, 40)}"
+        )
     task_src = tasks.get(str(sim["task_id"]))
     task: dict = {"id": str(sim["task_id"]), "benchmark": "tau2-bench", "category": domain}
     if task_src is None:
@@ -221,8 +266,10 @@ def _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc
                 task[key] = value
     model = agent_info.get("llm")
     header = trace.header(
-        agent=agent_info.get("implementation"), model=model if isinstance(model, str) else None,
-        task=task, env={"name": f"tau2-bench:{domain}", "config": config},
+        agent=agent_info.get("implementation"),
+        model=model if isinstance(model, str) else None,
+        task=task,
+        env={"name": f"tau2-bench:{domain}", "config": config},
         outcome={"success": success_from_reward(reward), "reward": reward, "details": reward_info},
     )
     header["labels"] = {"trial": sim["trial"]}
@@ -237,7 +284,12 @@ def _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc
     if isinstance(policy, str):
         # τ² keeps the agent's policy (its system prompt) in the document; τ keeps it in traj.
         trace.turn = 0
-        trace.add("message", role="system", content=policy, meta={"source": "info.environment_info.policy"})
+        trace.add(
+            "message",
+            role="system",
+            content=policy,
+            meta={"source": "info.environment_info.policy"},
+        )
     convert_messages(trace, sim.get("messages"), f"{path}.messages")
     trace.turn = None
     _tau2_checks(trace, reward_info)
@@ -260,5 +312,9 @@ def _tau2_checks(trace: Trace, reward_info: dict) -> None:
             if isinstance(item, dict) and isinstance(item.get(passed_key), bool):
                 holder = item.get(inner) if inner else item
                 label = holder.get(name_key) if isinstance(holder, dict) else None
-                trace.add("check", name=f"{key}[{i}]" + (f":{short(label, 80)}" if label else ""),
-                          passed=item[passed_key], source=f"tau2-bench {key}")
+                trace.add(
+                    "check",
+                    name=f"{key}[{i}]" + (f":{short(label, 80)}" if label else ""),
+                    passed=item[passed_key],
+                    source=f"tau2-bench {key}",
+                )

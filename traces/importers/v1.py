@@ -21,23 +21,37 @@ class V1Importer:
     def sniff(self, head: bytes, filename: str) -> bool:
         records = head_lines(head, 2)
         return bool(records) and all(
-            isinstance(r, dict) and isinstance(r.get("trace_id"), str) and isinstance(r.get("type"), str)
+            isinstance(r, dict)
+            and isinstance(r.get("trace_id"), str)
+            and isinstance(r.get("type"), str)
             for r in records
         )
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
         for line, obj in iter_jsonl(stream, report):
             if not isinstance(obj, dict):
-                report.error(line=line, trace_id=None, path="$",
-                             message=f"expected an event object, found {type_name(obj)}")
+                report.error(
+                    line=line,
+                    trace_id=None,
+                    path="$",
+                    message=f"expected an event object, found {type_name(obj)}",
+                )
                 continue
             trace_id = obj.get("trace_id")
             if not isinstance(trace_id, str) or not trace_id:
-                report.error(line=line, trace_id=None, path="$.trace_id",
-                             message=f"expected a non-empty string, found {type_name(trace_id)}")
+                report.error(
+                    line=line,
+                    trace_id=None,
+                    path="$.trace_id",
+                    message=f"expected a non-empty string, found {type_name(trace_id)}",
+                )
                 continue
             if not isinstance(obj.get("type"), str):
-                report.error(line=line, trace_id=trace_id, path="$.type",
-                             message=f"expected an event type string, found {type_name(obj.get('type'))}")
+                report.error(
+                    line=line,
+                    trace_id=trace_id,
+                    path="$.type",
+                    message=f"expected an event type string, found {type_name(obj.get('type'))}",
+                )
                 continue
             yield SourceEvent(line, obj)
