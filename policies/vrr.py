@@ -241,6 +241,9 @@ def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
         use_stop, reason = False, "guard forced by settings"
     elif params is None:
         use_stop, reason = False, "uncalibrated: no parameters, gain sign not identifiable"
+    elif any(math.isnan(x) for x in (params.rho0, params.rho1, params.alpha, params.beta,
+                                       params.prior)):
+        use_stop, reason = False, "parameters not identified (NaN), gain sign not identifiable"
     else:
         result = stop_rule(rounds, params, settings.tau)
         if settings.mode == "stop":

@@ -169,8 +169,11 @@ def calibrate(
     """Point estimates and percentile-bootstrap intervals of (ρ0, ρ1, α, β, prior)."""
     obs = [o for o in obs if o.votes > 0]
     notes: list[str] = []
-    if obs and max(o.votes for o in obs) < 3 and not any(o.valid is not None for o in obs):
-        notes.append("fewer than 3 votes per candidate: the mixture is not identifiable")
+    if obs and max(o.votes for o in obs) < 3:
+        notes.append("fewer than 3 votes per candidate: the mixture is identifiable only "
+                     "through the labelled candidates")
+    if not transitions:
+        notes.append("no labelled transitions: alpha and beta are not identified")
     em = em_calibrate(obs)
     alpha, beta, counts = transition_rates(transitions)
     point = VrrParams(em.rho0, em.rho1, alpha, beta, em.prior_first)
