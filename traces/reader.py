@@ -79,7 +79,10 @@ class _GzipGuard(io.RawIOBase):
             if not self._z.unconsumed_tail:
                 self._in += len(chunk)
             if not chunk:
-                self._buf = self._z.flush()
+                if not self._z.eof:
+                    raise LimitExceeded(
+                        "the file is not valid gzip: the compressed stream is truncated or corrupt"
+                    )
                 self._eof = True
                 break
             try:
@@ -133,9 +136,16 @@ class LineError:
         return {"line": self.line, "trace_id": self.trace_id, "path": self.path, "message": self.message}
 
 
-def iter_lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, bytes) for each non-blank line; bytes is None for a line over the limit,
-    which is skipped without being held in memory."""
+@dataclass(frozen=True, slots=True)
+class TooLong:
+    """A line over the length limit: only its start is kept, to find its trace id."""
+
+    head: bytes
+
+
+def iter_lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, bytes | TooLong]]:
+    """(line number, bytes) for each non-blank line; a line over the limit comes as TooLong and
+    is skipped without being held in memory."""
     lineno = 0
     readline = stream.readline
     limit = max_line_bytes + 2  # room for "\r\n"
@@ -150,7 +160,7 @@ def iter_lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, byt
                 more = readline(_READ_CHUNK)
                 if not more or more.endswith(b"\n"):
                     break
-            yield lineno, None
+            yield lineno, TooLong(line[:65536])
             continue
         line = line.strip()
         if line:

@@ -23,7 +23,7 @@ from django.utils import timezone
 from traces import importers
 from traces.importers.base import ImportReport
 from traces.collect import Collector, trace_id_from_raw
-from traces.reader import LimitExceeded, Limits, iter_lines, open_payload, parse_line
+from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
 from traces.store import existing_trace_ids, store_traces
 from traces.validate import validate_event
 from traces.models import Project, Trace, Upload
@@ -164,8 +164,8 @@ def _events(upload: Upload, stream: IO[bytes], fmt: str, collector: Collector,
     """(line, event, payload bytes) for every readable event; errors go to the collector."""
     if fmt == "v1":
         for lineno, line in iter_lines(stream, limits.max_line_bytes):
-            if line is None:
-                collector.error(lineno, None, "$",
+            if isinstance(line, TooLong):
+                collector.error(lineno, trace_id_from_raw(line.head), "$",
                                 f"line longer than the limit of {limits.max_line_bytes} bytes "
                                 "(TA_MAX_LINE_BYTES)")
                 continue

@@ -9,6 +9,7 @@ the two in agreement on generated events.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 # What `found` says about a value, in JSON's vocabulary rather than Python's.
@@ -147,16 +148,15 @@ class _Checker:
             return None
         return value
 
-    def objects(self, items: list, path: str) -> list[tuple[str, dict]]:
-        """The elements of an array that must hold objects, with their paths."""
-        out = []
+    def objects(self, items: list, path: str) -> Iterator[tuple[str, dict]]:
+        """The elements of an array that must hold objects, with their paths (lazily, so errors
+        come out in index order)."""
         for i, item in enumerate(items):
             p = f"{path}[{i}]"
             if isinstance(item, dict):
-                out.append((p, item))
+                yield p, item
             else:
                 self.fail(p, "an object", item)
-        return out
 
 
 def _check_trace(c: _Checker, ev: dict) -> None:
