@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .decision import Decision
 from .extractors import ExtractorSettings, answers_agree, extract_answer
@@ -38,8 +38,7 @@ class CommitSettings:
         return d
 
 
-@dataclass(frozen=True, slots=True)
-class CommitOutcome:
+class CommitOutcome(NamedTuple):
     """What the commit rule ships for an answer sequence."""
 
     committed: int | None  # index into the answers; None = needs an unrecorded call
