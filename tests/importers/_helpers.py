@@ -88,3 +88,10 @@ def assert_no_internal_errors(report: ImportReport) -> None:
 
     bugs = [e for e in report.errors if INTERNAL_ERROR in e.message]
     assert not bugs, bugs[0]
+
+
+def check_fuzzed(events, report: ImportReport) -> None:
+    """What an importer yields from mutated input is still valid v1, and it never crashed."""
+    assert_no_internal_errors(report)
+    validate_all(events)
+    check_invariants(events)

@@ -43,6 +43,9 @@ def mutate_obj(data: st.DataObject, obj):
         try:
             for key in path[:-1]:
                 parent = parent[key]
+            # An earlier mutation may have replaced a container: keys must still fit.
+            if isinstance(parent, dict) != isinstance(path[-1], str):
+                continue
             if data.draw(st.booleans()) and isinstance(parent, dict):
                 parent.pop(path[-1], None)
             else:

@@ -12,7 +12,7 @@ from traces.importers.bfcl import CATEGORIES, load_tasks, parse_call_string
 from traces.importers.bfcl_samples import MODEL, build_record, write_samples
 
 from ._helpers import (
-    assert_no_internal_errors,
+    check_fuzzed,
     check_invariants,
     count_jsonl,
     roundtrip,
@@ -250,5 +250,5 @@ SAMPLE = build_record(load_tasks()["multi_turn_base_5"], seed=2)[0]
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_never_raises(data):
-    _, report = run("bfcl", mutate(data, SAMPLE))
-    assert_no_internal_errors(report)
+    events, report = run("bfcl", mutate(data, SAMPLE))
+    check_fuzzed(events, report)

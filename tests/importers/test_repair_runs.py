@@ -11,7 +11,7 @@ from traces.importers import detect
 
 from ._helpers import (
     DATA,
-    assert_no_internal_errors,
+    check_fuzzed,
     check_invariants,
     count_jsonl,
     roundtrip,
@@ -122,5 +122,5 @@ def test_truncated_line_is_error():
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_never_raises(data):
-    _, report = run("repair_runs", mutate(data, MULTI))
-    assert_no_internal_errors(report)
+    events, report = run("repair_runs", mutate(data, MULTI))
+    check_fuzzed(events, report)

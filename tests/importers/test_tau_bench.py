@@ -11,7 +11,7 @@ from traces.importers import detect
 
 from ._helpers import (
     DATA,
-    assert_no_internal_errors,
+    check_fuzzed,
     check_invariants,
     roundtrip,
     run,
@@ -153,12 +153,12 @@ SAMPLE_TAU2["simulations"] = SAMPLE_TAU2["simulations"][:1]
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_tau_never_raises(data):
-    _, report = run("tau_bench", mutate(data, [SAMPLE_TAU], jsonl=False))
-    assert_no_internal_errors(report)
+    events, report = run("tau_bench", mutate(data, [SAMPLE_TAU], jsonl=False))
+    check_fuzzed(events, report)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_fuzz_tau2_never_raises(data):
-    _, report = run("tau_bench", mutate(data, SAMPLE_TAU2, jsonl=False))
-    assert_no_internal_errors(report)
+    events, report = run("tau_bench", mutate(data, SAMPLE_TAU2, jsonl=False))
+    check_fuzzed(events, report)

@@ -109,17 +109,27 @@ class Trace:
         outcome: dict | None = None,
     ) -> dict:
         """The `trace` header, first event of the trace; every SPEC header field is present."""
+        moved = {}
+        if agent is not None and not isinstance(agent, str):
+            moved["agent"], agent = agent, None
+        if model is not None and not isinstance(model, str):
+            moved["model"], model = model, None
         event = {
             "trace_id": self.trace_id,
             "type": "trace",
             "seq": len(self.events),
             "agent": agent,
             "model": model,
-            "task": task if task is not None else {"id": None, "benchmark": None, "category": None},
+            "task": task if task is not None else {"benchmark": None, "category": None},
             "env": env if env is not None else {"name": None, "config": {}},
             "tools": tools if tools is not None else [],
             "outcome": outcome if outcome is not None else {"success": None, "reward": None},
         }
+        if event["task"].get("id", "") is None:
+            del event["task"]["id"]  # v1: task.id is a string or integer when present
+        if moved:  # v1 wants strings here; anything else is kept in meta
+            event["meta"] = moved
+            self.report.note_flag("header_field_not_string")
         self.events.append(event)
         return event
 

@@ -473,9 +473,11 @@ def _call(
     trace: Trace, t: int, s: int, k: int, name: Any, raw_args: Any, path: str, tool_names: set[str]
 ) -> dict:
     name_text = name if isinstance(name, str) else short(name, 200)
-    event = trace.add("tool_call", call_id=f"t{t}.s{s}.c{k}", name=name_text)
+    event = trace.add("tool_call", call_id=f"t{t}.s{s}.c{k}", name=name_text or "<empty>")
     if not NAME_RE.match(name_text):
         trace.flag(event, "malformed_function_name", "malformed_name", True)
+        if name_text != name or not name_text:
+            event["meta"]["source_name"] = name
         trace.report.note_unmapped("malformed function names", f"{trace.trace_id}: {name_text!r}")
     elif tool_names and name_text not in tool_names:
         trace.flag(event, "unknown_function", "unknown_function", True)

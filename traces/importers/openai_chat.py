@@ -66,11 +66,8 @@ def _convert_record(trace: Trace, record: Any) -> None:
     record = require(trace, record, dict, "$", "an object with messages")
     model = record.get("model")
     header = trace.header(model=model if isinstance(model, str) else None)
-    header["task"] = {
-        "id": str(record["id"]) if record.get("id") is not None else None,
-        "benchmark": None,
-        "category": None,
-    }
+    if record.get("id") is not None:
+        header["task"]["id"] = str(record["id"])
     header["tools"] = tools_from_openai(trace, record.get("tools"), "$.tools")
     trace.keep(header, record, RECORD_KEYS, "record")
     if "model" in record and not isinstance(record["model"], str):
@@ -97,12 +94,18 @@ def tools_from_openai(trace: Trace, tools: Any, path: str) -> list[dict]:
             raise trace.fail(
                 f"{tpath}.function.name", f"expected a tool name string, found {short(name, 40)}"
             )
+        description, parameters = fn.get("description"), fn.get("parameters")
         item = {
             "name": name,
-            "description": fn.get("description") or "",
-            "parameters": fn.get("parameters") or {},
+            "description": description if isinstance(description, str) else "",
+            "parameters": parameters if isinstance(parameters, dict) else {},
         }
         extra = {k: v for k, v in fn.items() if k not in FUNCTION_KEYS}
+        # Kept rather than dropped when they are not the expected string / schema object.
+        if description is not None and not isinstance(description, str):
+            extra["description"] = description
+        if parameters is not None and not isinstance(parameters, dict):
+            extra["parameters"] = parameters
         extra.update(
             {k: v for k, v in tool.items() if k not in TOOL_KEYS and k not in FUNCTION_KEYS}
         )
