@@ -50,14 +50,19 @@ def short(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def stream_name(stream: BinaryIO) -> str:
-    """The file name behind a stream, or '' (BytesIO, pipes)."""
+def stream_name(stream: BinaryIO, report: ImportReport | None = None) -> str:
+    """The uploaded file's name: `report.filename` when the caller set it, else the stream's
+    `name` (real files), else '' (BytesIO, pipes). Importers use it only for hints (model,
+    domain), never for trace ids, so a renamed upload keeps its trace ids."""
+    given = report.filename if report is not None else None
+    if isinstance(given, str) and given:
+        return given
     name = getattr(stream, "name", "")
     return name if isinstance(name, str) else ""
 
 
-def file_stem(stream: BinaryIO) -> str:
-    name = os.path.basename(stream_name(stream))
+def file_stem(stream: BinaryIO, report: ImportReport | None = None) -> str:
+    name = os.path.basename(stream_name(stream, report))
     for suffix in (".jsonl", ".json", ".gz"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]

@@ -47,6 +47,9 @@ class ImportReport:
     examples: dict[str, list[str]] = field(default_factory=dict)
     flags: dict[str, int] = field(default_factory=dict)
     errors: list[RecordError] = field(default_factory=list)
+    # The uploaded file's name, when the caller knows it (the stream may be a decompressor with
+    # no name). Importers use it only for hints such as a model name in `<model>-airline.json`.
+    filename: str = ""
 
     MAX_EXAMPLES = 3
 

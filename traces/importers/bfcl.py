@@ -181,7 +181,7 @@ class BFCLImporter:
             report.note_unmapped(
                 "bfcl-eval package data", "not installed: no task, tools or ground truth"
             )
-        model = _model_from_path(stream_name(stream))
+        model = _model_from_path(stream_name(stream, report))
         seen: dict[str, int] = {}
         for line, record in iter_jsonl(stream, report):
             rid = record.get("id") if isinstance(record, dict) else None

@@ -90,7 +90,7 @@ def tools_from_openai(trace: Trace, tools: Any, path: str) -> list[dict]:
             trace, fn, dict, f"{tpath}.function", "an object with name, description, parameters"
         )
         name = fn.get("name")
-        if not isinstance(name, str):
+        if not isinstance(name, str) or not name:
             raise trace.fail(
                 f"{tpath}.function.name", f"expected a tool name string, found {short(name, 40)}"
             )

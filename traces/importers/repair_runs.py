@@ -63,7 +63,7 @@ class RepairRunsImporter:
         )
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
-        stem = file_stem(stream).lower()
+        stem = file_stem(stream, report).lower()
         method = next((m for m in METHODS if m in stem), None)
         model = _model_from_stem(stem, method)
         seen: dict[str, int] = {}

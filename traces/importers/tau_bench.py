@@ -55,7 +55,7 @@ class TauBenchImporter:
         doc = read_json_document(stream, report)
         if doc is None:
             return
-        filename = os.path.basename(stream_name(stream))
+        filename = os.path.basename(stream_name(stream, report))
         if isinstance(doc, list):
             yield from _convert_tau(doc, filename, report)
         elif isinstance(doc, dict) and "simulations" in doc:
@@ -74,15 +74,18 @@ class TauBenchImporter:
 
 
 def _tau_domain(filename: str, traj: Any) -> str:
+    """The domain, from the content first (the system prompt starts "# Airline Agent Policy" /
+    "# Retail agent policy") so trace ids do not depend on the upload's name; else the name."""
+    if isinstance(traj, list) and traj and isinstance(traj[0], dict):
+        content = traj[0].get("content")
+        if isinstance(content, str) and content.startswith("# "):
+            word = content[2:].split(" ", 1)[0].lower()
+            if word.isalnum():
+                return word
     lowered = filename.lower()
     for domain in DOMAINS:
         if domain in lowered:
             return domain
-    # The system prompt starts "# Airline Agent Policy" / "# Retail agent policy".
-    if isinstance(traj, list) and traj and isinstance(traj[0], dict):
-        content = traj[0].get("content")
-        if isinstance(content, str) and content.startswith("# "):
-            return content[2:].split(" ", 1)[0].lower()
     return "unknown"
 
 
