@@ -10,6 +10,7 @@ from .checklist import ChecklistPolicy
 from .commit import CommitPolicy
 from .decision import GuardPolicy
 from .environment import Environment
+from .jsonsafe import json_safe
 from .judges import Judge, make_judge
 from .replay import replay
 from .settings import policy_settings
@@ -42,12 +43,14 @@ class PolicyResult:
     guarded_trajectory: list[JsonDict] | None
 
     def to_dict(self) -> JsonDict:
-        return {
+        """Strict JSON (NaN/Infinity → None), ready for a JSONField."""
+        out: JsonDict = json_safe({
             "policy": self.policy, "applied": self.applied, "record": self.record,
             "actor_success": self.actor_success, "guarded_success": self.guarded_success,
             "transition": self.transition, "continuation": self.continuation,
             "guarded_trajectory": self.guarded_trajectory,
-        }
+        })
+        return out
 
 
 def build_policy(name: str, settings: Mapping[str, Any] | None = None,

@@ -24,8 +24,8 @@ class VrrPolicy:
 
     def decisions(self, trace: Trace) -> Iterator[Decision]:
         rounds = loop_rounds(trace)
-        if not rounds:
-            return
+        if not any(r.votes for r in rounds):
+            return  # candidates without a verifier (e.g. pushback answers): not a VRR loop
         d = vrr_decide(rounds, self.settings)
         record = d.to_dict()
         record["actor_correct"] = rounds[-1].valid
