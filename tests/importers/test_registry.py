@@ -41,7 +41,10 @@ def test_undetectable_input_names_the_formats_tried():
 
 
 def test_v1_lines_detect_as_v1_and_read_back():
-    blob = b'{"trace_id": "t1", "type": "trace", "seq": 0}\n{"trace_id": "t1", "type": "message", "seq": 1}\n'
+    blob = (
+        b'{"trace_id": "t1", "type": "trace", "seq": 0}\n'
+        b'{"trace_id": "t1", "type": "message", "seq": 1}\n'
+    )
     assert detect(blob, "x.jsonl") == "v1"
     events, report = run("v1", blob + b"not json\n" + b'{"type": "message"}\n[1]\n')
     assert [e.line for e in events] == [1, 2]

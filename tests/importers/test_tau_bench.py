@@ -89,7 +89,8 @@ def test_tau2_simulation_mapping():
     path = DATA / "tau2-bench" / "telecom_grok-3.json"
     events, _ = run("tau_bench", path)
     traces = check_invariants(events)
-    tid = "tau2-bench:telecom:task[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]:trial0"
+    task = "[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]"
+    tid = f"tau2-bench:telecom:task{task}:trial0"
     evs = traces[tid]
     assert evs[0]["agent"] == "llm_agent" and evs[0]["model"] == "xai/grok-3"
     assert evs[0]["task"]["expected_actions"][0]["name"] == "toggle_data"

@@ -191,7 +191,8 @@ def _call_event(trace: Trace, name: Any, raw_args: Any, npath: str, apath: str) 
     if not isinstance(name, str) or not name:
         raise trace.fail(
             npath,
-            f"expected a function name string, found {short(name, 40) if name is not None else 'nothing'}",
+            f"expected a function name string, found "
+            f"{short(name, 40) if name is not None else 'nothing'}",
         )
     event = trace.add("tool_call", name=name)
     args, problem = parse_arguments(raw_args)

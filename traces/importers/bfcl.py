@@ -191,7 +191,8 @@ class BFCLImporter:
                 if trace_id in seen:
                     raise trace.fail(
                         "$.id",
-                        f"expected a unique id, found {rid!r} again (first on line {seen[trace_id]})",
+                        f"expected a unique id, found {rid!r} again (first on line "
+                        f"{seen[trace_id]})",
                     )
                 seen[trace_id] = line
                 _record(trace, record, tasks, model)
@@ -227,7 +228,8 @@ def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
     if not isinstance(result, list | str):
         raise trace.fail(
             "$.result",
-            f"expected an array of turns (or an inference error string), found {short(result, 40) if result is not None else 'nothing'}",
+            f"expected an array of turns (or an inference error string), found "
+            f"{short(result, 40) if result is not None else 'nothing'}",
         )
     log = record.get("inference_log")
     if log is not None and not isinstance(log, list):

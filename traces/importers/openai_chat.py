@@ -41,7 +41,8 @@ class OpenAIChatImporter:
                 if trace_id in seen:
                     raise trace.fail(
                         "$.id",
-                        f"expected a unique id, found {trace_id!r} again (first on line {seen[trace_id]})",
+                        f"expected a unique id, found {trace_id!r} again (first on line "
+                        f"{seen[trace_id]})",
                     )
                 seen[trace_id] = line
                 _convert_record(trace, record)

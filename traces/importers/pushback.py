@@ -57,13 +57,15 @@ class PushbackImporter:
         seen: dict[str, int] = {}
         for line, record in iter_jsonl(stream, report):
             rid = record.get("id") if isinstance(record, dict) else None
-            trace_id = f"pushback:{rid if isinstance(rid, str | int) and not isinstance(rid, bool) else f'line{line}'}"
+            usable = isinstance(rid, str | int) and not isinstance(rid, bool)
+            trace_id = f"pushback:{rid}" if usable else f"pushback:line{line}"
             trace = Trace(trace_id, line, report)
             try:
                 if trace_id in seen:
                     raise trace.fail(
                         "$.id",
-                        f"expected a unique id, found {rid!r} again (first on line {seen[trace_id]})",
+                        f"expected a unique id, found {rid!r} again (first on line "
+                        f"{seen[trace_id]})",
                     )
                 seen[trace_id] = line
                 _record(trace, record)

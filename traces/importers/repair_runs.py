@@ -75,7 +75,8 @@ class RepairRunsImporter:
                 if trace_id in seen:
                     raise trace.fail(
                         "$.task_id",
-                        f"expected one record per task, found {task_id!r} again (first on line {seen[trace_id]})",
+                        f"expected one record per task, found {task_id!r} again (first on "
+                        f"line {seen[trace_id]})",
                     )
                 seen[trace_id] = line
                 _record(trace, record, method, model)
@@ -182,7 +183,8 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
         if len(fails) > votes:
             raise trace.fail(
                 f"$.test_feedback[{k}]",
-                f"expected at most {votes} failed visible tests (len(given_tests)), found {len(fails)}",
+                f"expected at most {votes} failed visible tests (len(given_tests)), found "
+                f"{len(fails)}",
             )
         if (
             k > 0
@@ -223,7 +225,8 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
     if (last_accepts == votes) != is_passing:
         raise trace.fail(
             "$.is_passing",
-            f"expected is_passing={last_accepts == votes} (last feedback has {votes - last_accepts} "
+            f"expected is_passing={last_accepts == votes} (last feedback has "
+            f"{votes - last_accepts} "
             f"failed of {votes} visible tests), found {is_passing}",
         )
     if reflections and len(reflections) >= len(impls):

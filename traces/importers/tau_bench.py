@@ -114,7 +114,8 @@ def _convert_tau(records: list, filename: str, report: ImportReport) -> Iterator
             if trace_id in seen:
                 raise trace.fail(
                     path,
-                    f"expected one record per (task_id, trial), found a second one (first is record {seen[trace_id]})",
+                    f"expected one record per (task_id, trial), found a second one (first "
+                    f"is record {seen[trace_id]})",
                 )
             seen[trace_id] = index
             _tau_record(trace, record, path, domain, _tau_model(filename, domain))
@@ -222,7 +223,8 @@ def _convert_tau2(doc: dict, report: ImportReport) -> Iterator[SourceEvent]:
             if trace_id in seen:
                 raise trace.fail(
                     path,
-                    f"expected one simulation per (task_id, trial), found a second one (first is simulation {seen[trace_id]})",
+                    f"expected one simulation per (task_id, trial), found a second one "
+                    f"(first is simulation {seen[trace_id]})",
                 )
             seen[trace_id] = index
             _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc_extra)
