@@ -21,7 +21,7 @@ VAR_DIR = Path(env_str("TA_VAR_DIR", str(BASE_DIR / "var")))
 DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG and env_bool("TA_PRODUCTION", False):
+    if env_bool("TA_PRODUCTION", False):
         raise ImproperlyConfigured("DJANGO_SECRET_KEY (or DJANGO_SECRET_KEY_FILE) must be set")
     # Development only: a fixed key keeps sessions valid across restarts of the demo.
     SECRET_KEY = "dev-insecure-key-change-me-in-production-0123456789abcdef"
@@ -133,15 +133,19 @@ MEDIA_URL = "/media/"
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("TA_STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every request otherwise
+PRODUCTION = env_bool("TA_PRODUCTION", False)
 STORAGES = {
     "default": {"BACKEND": env_str("TA_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")},
+    # Hashed, compressed static files need `collectstatic` (the Docker image runs it); the
+    # development server and the tests serve straight from static/.
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG
+        if PRODUCTION
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = not PRODUCTION
 
 # --- Ingest limits (each has its own error message) ------------------------------------------
 TA_MAX_UPLOAD_BYTES = env_int("TA_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, minimum=1)
@@ -168,6 +172,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "traces.api_errors.exception_handler",
+    # `?format=` names the trace format of an upload, not DRF's renderer.
+    "URL_FORMAT_OVERRIDE": None,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
 }
 SPECTACULAR_SETTINGS = {
@@ -196,7 +202,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_REFERRER_POLICY = "same-origin"
-if env_bool("TA_PRODUCTION", False):
+if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("TA_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True

@@ -90,7 +90,8 @@ def upload_create(
         content_hash=content_hash,
         format_requested=fmt,
         source=source,
-        created_by=user if getattr(user, "is_authenticated", False) else None,
+        # Token identities are not users; only people are recorded as uploaders.
+        created_by=user if getattr(user, "pk", None) is not None else None,
     )
     upload.file.save(filename, File(fileobj), save=False)
     try:
@@ -179,7 +180,8 @@ def _events(upload: Upload, stream: IO[bytes], fmt: str, collector: Collector,
                 collector.warn(lineno, tid if isinstance(tid, str) else None, warning)
             yield lineno, value, line
         return
-    report = ImportReport(format=fmt, detected=upload.format_requested == "auto")
+    report = ImportReport(format=fmt, detected=upload.format_requested == "auto",
+                          filename=upload.filename)
     for source_event in importers.IMPORTERS[fmt].convert(stream, report):
         yield source_event.line, source_event.event, orjson.dumps(source_event.event)
     for err in report.errors:

@@ -2,7 +2,8 @@
 
 Same service as the upload page and the API. Without --inline the files are queued for a Celery
 worker and the command follows their progress; with --inline the same task function runs here.
-Exit status: 0 when every trace was stored, 1 when some were rejected or a file failed.
+Exit status: 0 when every line was stored, 1 when any line or file had an error (the good
+traces are stored all the same).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class Command(BaseCommand):
             self.stdout.write(orjson.dumps(summary).decode())
         else:
             self._print(results, summary)
-        if summary["traces_rejected"] or summary["failed"]:
+        if summary["errors"] or summary["traces_rejected"]:
             sys.exit(1)
 
     def _follow(self, upload: Upload, timeout: float, *, quiet: bool) -> Upload:

@@ -1,0 +1,58 @@
+"""`python manage.py demo`: a demo project, a demo login and demo traces, made by our own code.
+
+Traces come from the `bfcl-eval` package's multi-turn tasks (result files built from its ground
+truth, some with the faults real models make) and the bundled v1 examples. Idempotent: running
+it again changes nothing (identical uploads are no-ops).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from traces.models import Membership, Project, Upload
+from traces.services import upload_create, upload_process
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "schema" / "examples"
+
+
+class Command(BaseCommand):
+    help = "Create the demo project (login demo/demo) with demo traces."
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--per-category", type=int, default=10,
+                            help="BFCL tasks per multi-turn category (default 10)")
+        parser.add_argument("--username", default="demo")
+        parser.add_argument("--password", default="demo")
+
+    def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
+        User = get_user_model()
+        user = User.objects.filter(username=opts["username"]).first()
+        if user is None:
+            user = User.objects.create_user(opts["username"], password=opts["password"],
+                                            is_staff=True, is_superuser=True)
+        project, _ = Project.objects.get_or_create(name="demo")
+        Membership.objects.get_or_create(project=project, user=user,
+                                         defaults={"role": Membership.Role.OWNER})
+        files = sorted(EXAMPLES.glob("*.jsonl"))
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                from traces.importers.bfcl_samples import write_samples
+
+                files += write_samples(Path(tmp), per_category=opts["per_category"], seed=0)
+            except ImportError as exc:  # bfcl-eval not installed: v1 examples only
+                self.stderr.write(f"skipping BFCL demo traces: {exc}")
+            for path in files:
+                with path.open("rb") as fh:
+                    upload, created = upload_create(project=project, fileobj=fh, filename=path.name,
+                                                    source=Upload.Source.CLI, enqueue=False)
+                if created or upload.status == Upload.Status.PENDING:
+                    upload = upload_process(upload_id=upload.pk) or upload
+                self.stdout.write(
+                    f"{path.name}: {upload.status}, {upload.traces_accepted} traces, "
+                    f"{upload.error_count} errors"
+                )
+        self.stdout.write(self.style.SUCCESS(f"demo project ready: log in as {opts['username']}"))
