@@ -172,16 +172,29 @@ class ChecklistPolicy:
         self.settings = settings or ChecklistSettings()
         self._settings_dict = self.settings.to_dict()
         self._evidence = re.compile(self.settings.evidence_pattern)
+        # the report of the last trace seen: `decisions` and `summary` of one replay share it
+        self._last: tuple[Trace | None, JsonDict] = (None, {})
 
     # -- analysis ---------------------------------------------------------------------
     def analyse(self, trace: Trace) -> JsonDict:
+        if self._last[0] is trace:
+            return self._last[1]
+        report = self._analyse(trace)
+        self._last = (trace, report)
+        return report
+
+    def _analyse(self, trace: Trace) -> JsonDict:
         s = self.settings
         events = trace.events
         feedback_idx = [
             e.index for e in events
-            if isinstance(e, Message) and e.feedback is not None and e.role == "user"
+            if type(e) is Message and e.feedback is not None and e.role == "user"
         ]
-        records = [e for e in events if isinstance(e, Claims)]
+        records = [e for e in events if type(e) is Claims]
+        if not feedback_idx and not records:
+            return {"feedback_events": [], "flags": [],
+                    "timeline": {"claims": {}, "feedback": [], "flags": []},
+                    "draft_first": None, "settings": self._settings_dict}
         fb_events: list[JsonDict] = []
         flags: list[JsonDict] = []
         # pass 1: for each feedback, locate the agent's last reply, the candidate in force
@@ -326,10 +339,6 @@ class ChecklistPolicy:
             )
 
     def summary(self, trace: Trace, decisions: list[Decision]) -> dict[str, Any]:
-        for d in decisions:
-            if d.record:
-                rep: dict[str, Any] = d.record["report"]
-                return rep
         return self.analyse(trace)
 
 

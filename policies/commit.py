@@ -78,10 +78,11 @@ def period_two(keys: Sequence[str | float | None], settings: ExtractorSettings) 
         and all(answers_agree(keys[i], keys[i + 2], settings) for i in range(len(keys) - 2))
 
 
-def _answer_events(trace: Trace, settings: CommitSettings) -> tuple[list[Event], list[int]]:
+def _answer_events(
+    trace: Trace, settings: CommitSettings, pat: re.Pattern[str] | None
+) -> tuple[list[Event], list[int]]:
     """Answers (candidates if the trace has any, else assistant messages) and the indices of
     challenge messages."""
-    pat = re.compile(settings.challenge_pattern) if settings.challenge_pattern else None
     cands: list[Event] = []
     msgs: list[Event] = []
     challenges: list[int] = []
@@ -113,10 +114,21 @@ class CommitPolicy:
     def __init__(self, settings: CommitSettings | None = None) -> None:
         self.settings = settings or CommitSettings()
         self._settings_dict = self.settings.to_dict()
+        self._pattern = re.compile(self.settings.challenge_pattern) if \
+            self.settings.challenge_pattern else None
+        self._last: tuple[Trace | None, tuple[JsonDict, int | None, list[Event]]] = (
+            None, ({}, None, []))
 
     def analyse(self, trace: Trace) -> tuple[JsonDict, int | None, list[Event]]:
+        if self._last[0] is trace:
+            return self._last[1]
+        out = self._analyse(trace)
+        self._last = (trace, out)
+        return out
+
+    def _analyse(self, trace: Trace) -> tuple[JsonDict, int | None, list[Event]]:
         s = self.settings
-        answers, challenges = _answer_events(trace, s)
+        answers, challenges = _answer_events(trace, s, self._pattern)
         texts = [_text(a) for a in answers]
         keys = [extract_answer(t, s.extractor) for t in texts]
         labels = [label_outcome(a.labels) for a in answers]

@@ -21,6 +21,8 @@ JsonDict = dict[str, Any]
 
 
 def _int(value: Any) -> int | None:
+    if type(value) is int or value is None:
+        return value
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -63,6 +65,8 @@ def _bool(value: Any) -> bool | None:
 
 
 def _str(value: Any) -> str:
+    if type(value) is str:
+        return value
     if value is None:
         return ""
     if isinstance(value, str):
@@ -74,7 +78,7 @@ def _str(value: Any) -> str:
 
 
 def _dict(value: Any) -> JsonDict:
-    return value if isinstance(value, dict) else {}
+    return value if type(value) is dict or isinstance(value, dict) else {}
 
 
 def _list(value: Any) -> list[Any]:
@@ -215,17 +219,26 @@ class GenericEvent(Event):
     """An event of a type this library does not know; ``raw`` holds all of it."""
 
 
-def _common(d: JsonDict) -> dict[str, Any]:
-    return {
-        "type": _str(d.get("type")),
-        "trace_id": _str(d.get("trace_id")),
-        "seq": _int(d.get("seq")),
-        "ts": d.get("ts") if isinstance(d.get("ts"), str) else None,
-        "turn": _int(d.get("turn")),
-        "labels": _dict(d.get("labels")),
-        "meta": _dict(d.get("meta")),
-        "raw": d,
-    }
+Common = tuple[str, str, int | None, str | None, int | None, JsonDict, JsonDict, JsonDict]
+
+
+def _common(d: JsonDict) -> Common:
+    """The common fields in `Event`'s positional order (a tuple: this is the hot path of
+    building traces, and ``**dict`` unpacking costs more than the fields themselves)."""
+    g = d.get
+    ts = g("ts")
+    labels = g("labels")
+    meta = g("meta")
+    return (
+        _str(g("type")),
+        _str(g("trace_id")),
+        _int(g("seq")),
+        ts if type(ts) is str else None,
+        _int(g("turn")),
+        labels if type(labels) is dict else {},
+        meta if type(meta) is dict else {},
+        d,
+    )
 
 
 def _tool_spec(d: Any) -> ToolSpec | None:
@@ -245,7 +258,7 @@ def _header(d: JsonDict) -> TraceHeader:
     outcome = _dict(d.get("outcome"))
     tools = [t for t in (_tool_spec(x) for x in _list(d.get("tools"))) if t is not None]
     return TraceHeader(
-        **_common(d),
+        *_common(d),
         agent=_str(d.get("agent")),
         model=_str(d.get("model")),
         task_id=_str(task.get("id")),
@@ -267,7 +280,7 @@ def _message(d: JsonDict) -> Message:
             kind=_str(fb.get("kind")), targets=[_str(t) for t in _list(fb.get("targets"))]
         )
     return Message(
-        **_common(d),
+        *_common(d),
         role=_str(d.get("role")),
         content=_str(d.get("content")),
         feedback=feedback,
@@ -282,14 +295,14 @@ def _tool_call(d: JsonDict) -> ToolCall:
         except ValueError:
             args = {}
     return ToolCall(
-        **_common(d), call_id=_str(d.get("call_id")), name=_str(d.get("name")), arguments=_dict(args)
+        *_common(d), call_id=_str(d.get("call_id")), name=_str(d.get("name")), arguments=_dict(args)
     )
 
 
 def _tool_result(d: JsonDict) -> ToolResult:
     status = _str(d.get("status")).lower() or "ok"
     return ToolResult(
-        **_common(d), call_id=_str(d.get("call_id")), status=status, content=d.get("content")
+        *_common(d), call_id=_str(d.get("call_id")), status=status, content=d.get("content")
     )
 
 
@@ -315,14 +328,14 @@ def _claim(d: Any, i: int) -> Claim | None:
 
 def _claims(d: JsonDict) -> Claims:
     claims = [c for c in (_claim(x, i) for i, x in enumerate(_list(d.get("claims")))) if c]
-    return Claims(**_common(d), claims=claims)
+    return Claims(*_common(d), claims=claims)
 
 
 def _candidate(d: JsonDict) -> Candidate:
     answer = d.get("answer")
     parent = d.get("parent")
     return Candidate(
-        **_common(d),
+        *_common(d),
         candidate_id=_str(d.get("candidate_id")),
         content=_str(d.get("content")),
         parent=_str(parent) if parent is not None else None,
@@ -335,7 +348,7 @@ def _verification(d: JsonDict) -> Verification:
     votes = max(_int(d.get("votes")) or 0, 0)
     accepts = min(max(_int(d.get("accepts")) or 0, 0), votes)
     return Verification(
-        **_common(d),
+        *_common(d),
         candidate_id=_str(d.get("candidate_id")),
         round=_int(d.get("round")),
         accepts=accepts,
@@ -346,7 +359,7 @@ def _verification(d: JsonDict) -> Verification:
 
 def _check(d: JsonDict) -> Check:
     return Check(
-        **_common(d), name=_str(d.get("name")), passed=_bool(d.get("passed")),
+        *_common(d), name=_str(d.get("name")), passed=_bool(d.get("passed")),
         source=_str(d.get("source")),
     )
 
@@ -363,7 +376,7 @@ def _side_map(value: Any) -> JsonDict:
 def _judgment(d: JsonDict) -> Judgment:
     prefer = d.get("prefer")
     return Judgment(
-        **_common(d),
+        *_common(d),
         pair=_str(d.get("pair")),
         orientation=_str(d.get("orientation")),
         scores=_side_map(d.get("scores")),
@@ -375,7 +388,7 @@ def _judgment(d: JsonDict) -> Judgment:
 
 
 def _generic(d: JsonDict) -> GenericEvent:
-    return GenericEvent(**_common(d))
+    return GenericEvent(*_common(d))
 
 
 _BUILDERS: dict[str, Callable[[JsonDict], Event]] = {
@@ -405,6 +418,7 @@ class Trace:
     trace_id: str
     header: TraceHeader
     events: list[Event]
+    _actor: list[bool | None] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def from_events(cls, events: Iterable[JsonDict]) -> Trace:
@@ -433,7 +447,12 @@ class Trace:
 
     def actor_success(self) -> bool | None:
         """The recorded outcome: the header's ``outcome.success``, else the label of the last
-        labelled candidate, else the conjunction of the last turn's checks."""
+        labelled candidate, else the conjunction of the trace's checks (computed once)."""
+        if not self._actor:
+            self._actor.append(self._actor_success())
+        return self._actor[0]
+
+    def _actor_success(self) -> bool | None:
         if self.header.success is not None:
             return self.header.success
         for e in reversed(self.events):

@@ -222,7 +222,7 @@ class VrrDecision:
     settings: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f: getattr(self, f) for f in self.__slots__}
 
 
 def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
