@@ -31,18 +31,37 @@ TOOLS = [
     {"name": "lock_account", "parameters": SCHEMA},
     {"name": "unlock_account", "parameters": SCHEMA},
     {"name": "get_account", "parameters": SCHEMA, "read_only": True},
-    {"name": "set_payment", "parameters": {"type": "object", "properties": {
-        "key": {"type": "string"}, "value": {"type": "string"}}, "required": ["key", "value"]}},
+    {
+        "name": "set_payment",
+        "parameters": {
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["key", "value"],
+        },
+    },
 ]
 
 
 def tool_trace(rng: random.Random, tid: str, n: int) -> list[dict[str, Any]]:
-    ev: list[dict[str, Any]] = [{"trace_id": tid, "type": "trace", "tools": TOOLS,
-                                 "task": {"id": tid, "category": "tools"},
-                                 "outcome": {"success": rng.random() < 0.5}}]
+    ev: list[dict[str, Any]] = [
+        {
+            "trace_id": tid,
+            "type": "trace",
+            "tools": TOOLS,
+            "task": {"id": tid, "category": "tools"},
+            "outcome": {"success": rng.random() < 0.5},
+        }
+    ]
     turn = 0
-    ev.append({"trace_id": tid, "type": "message", "role": "user", "turn": 0,
-               "content": "Please lock account acc_1 and use card 8107 for acc_2"})
+    ev.append(
+        {
+            "trace_id": tid,
+            "type": "message",
+            "role": "user",
+            "turn": 0,
+            "content": "Please lock account acc_1 and use card 8107 for acc_2",
+        }
+    )
     k = 0
     while len(ev) < n - 1:
         k += 1
@@ -54,14 +73,32 @@ def tool_trace(rng: random.Random, tid: str, n: int) -> list[dict[str, Any]]:
         elif r < 0.6:
             name, args = "get_account", {"key": f"acc_{rng.randint(1, 3)}"}
         else:
-            name, args = "set_payment", {"key": "acc_2", "value": rng.choice(
-                ["card_4332", "card_8107"])}
+            name, args = (
+                "set_payment",
+                {"key": "acc_2", "value": rng.choice(["card_4332", "card_8107"])},
+            )
         status = "error" if rng.random() < 0.15 else "ok"
         content: Any = {"key": args["key"], "cards": ["card_4332", "card_8107"]}
-        ev.append({"trace_id": tid, "type": "tool_call", "call_id": f"c{k}", "name": name,
-                   "arguments": args, "turn": turn})
-        ev.append({"trace_id": tid, "type": "tool_result", "call_id": f"c{k}",
-                   "status": status, "content": content, "turn": turn})
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "tool_call",
+                "call_id": f"c{k}",
+                "name": name,
+                "arguments": args,
+                "turn": turn,
+            }
+        )
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "tool_result",
+                "call_id": f"c{k}",
+                "status": status,
+                "content": content,
+                "turn": turn,
+            }
+        )
     ev.append({"trace_id": tid, "type": "message", "role": "assistant", "content": "Done."})
     return ev[:n]
 
@@ -69,34 +106,68 @@ def tool_trace(rng: random.Random, tid: str, n: int) -> list[dict[str, Any]]:
 def pushback_trace(rng: random.Random, tid: str, n: int) -> list[dict[str, Any]]:
     ev: list[dict[str, Any]] = [
         {"trace_id": tid, "type": "trace", "task": {"id": tid, "category": "pushback"}},
-        {"trace_id": tid, "type": "message", "role": "user", "content": "Capital of Australia?"}]
+        {"trace_id": tid, "type": "message", "role": "user", "content": "Capital of Australia?"},
+    ]
     correct = rng.random() < 0.7
     i = 0
     while len(ev) < n:
         if i:
-            ev.append({"trace_id": tid, "type": "message", "role": "user", "turn": i,
-                       "content": "Are you absolutely sure?", "feedback": {"kind": "challenge"},
-                       "labels": {"valid": False}})
+            ev.append(
+                {
+                    "trace_id": tid,
+                    "type": "message",
+                    "role": "user",
+                    "turn": i,
+                    "content": "Are you absolutely sure?",
+                    "feedback": {"kind": "challenge"},
+                    "labels": {"valid": False},
+                }
+            )
             if rng.random() < 0.3:
                 correct = not correct
-        ev.append({"trace_id": tid, "type": "candidate", "candidate_id": f"a{i}", "turn": i,
-                   "content": "Canberra" if correct else "Sydney",
-                   "labels": {"correct": correct}})
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "candidate",
+                "candidate_id": f"a{i}",
+                "turn": i,
+                "content": "Canberra" if correct else "Sydney",
+                "labels": {"correct": correct},
+            }
+        )
         i += 1
     return ev[:n]
 
 
 def loop_trace(rng: random.Random, tid: str, n: int) -> list[dict[str, Any]]:
     ev: list[dict[str, Any]] = [
-        {"trace_id": tid, "type": "trace", "task": {"id": tid, "category": "repair"}}]
+        {"trace_id": tid, "type": "trace", "task": {"id": tid, "category": "repair"}}
+    ]
     valid = rng.random() < 0.6
     k = 0
     while len(ev) < n - 1:
-        ev.append({"trace_id": tid, "type": "candidate", "candidate_id": f"{tid}-{k}",
-                   "round": k, "content": f"impl {k}", "labels": {"valid": valid}})
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "candidate",
+                "candidate_id": f"{tid}-{k}",
+                "round": k,
+                "content": f"impl {k}",
+                "labels": {"valid": valid},
+            }
+        )
         acc = sum(rng.random() < (0.85 if valid else 0.2) for _ in range(5))
-        ev.append({"trace_id": tid, "type": "verification", "candidate_id": f"{tid}-{k}",
-                   "round": k, "accepts": acc, "votes": 5, "verifier": "tests"})
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "verification",
+                "candidate_id": f"{tid}-{k}",
+                "round": k,
+                "accepts": acc,
+                "votes": 5,
+                "verifier": "tests",
+            }
+        )
         valid = (rng.random() >= 0.2) if valid else (rng.random() < 0.3)
         k += 1
     ev.append({"trace_id": tid, "type": "check", "name": "hidden", "passed": valid})
@@ -106,22 +177,47 @@ def loop_trace(rng: random.Random, tid: str, n: int) -> list[dict[str, Any]]:
 def claims_trace(rng: random.Random, tid: str, n: int) -> list[dict[str, Any]]:
     ev: list[dict[str, Any]] = [
         {"trace_id": tid, "type": "trace", "task": {"id": tid, "category": "coding"}},
-        {"trace_id": tid, "type": "message", "role": "user", "content": "Add unicode support"}]
+        {"trace_id": tid, "type": "message", "role": "user", "content": "Add unicode support"},
+    ]
     ok = rng.random() < 0.6
     i = 0
     while len(ev) < n:
-        ev.append({"trace_id": tid, "type": "candidate", "candidate_id": f"v{i}",
-                   "content": f"patch {i}", "labels": {"valid": ok}})
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "candidate",
+                "candidate_id": f"v{i}",
+                "content": f"patch {i}",
+                "labels": {"valid": ok},
+            }
+        )
         ev.append({"trace_id": tid, "type": "message", "role": "assistant", "content": "Done."})
-        ev.append({"trace_id": tid, "type": "claims", "claims": [
-            {"id": "c1", "text": "the parser handles unicode input",
-             "confidence": rng.choice([0.3, 0.6, 0.95]),
-             "evidence": [{"kind": "test", "ref": "t1", "passed": True}]},
-            {"id": "c2", "text": "docs mention the new flag", "confidence": 0.7}]})
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "claims",
+                "claims": [
+                    {
+                        "id": "c1",
+                        "text": "the parser handles unicode input",
+                        "confidence": rng.choice([0.3, 0.6, 0.95]),
+                        "evidence": [{"kind": "test", "ref": "t1", "passed": True}],
+                    },
+                    {"id": "c2", "text": "docs mention the new flag", "confidence": 0.7},
+                ],
+            }
+        )
         valid_fb = rng.random() < 0.4
-        ev.append({"trace_id": tid, "type": "message", "role": "user",
-                   "content": "The parser breaks on unicode input",
-                   "feedback": {"kind": "bug_report"}, "labels": {"valid": valid_fb}})
+        ev.append(
+            {
+                "trace_id": tid,
+                "type": "message",
+                "role": "user",
+                "content": "The parser breaks on unicode input",
+                "feedback": {"kind": "bug_report"},
+                "labels": {"valid": valid_fb},
+            }
+        )
         if rng.random() < 0.4:
             ok = not ok
         i += 1
@@ -156,8 +252,11 @@ def main() -> None:
         Trace.from_events(t)
     build_s = time.perf_counter() - t0
 
-    auditor = Auditor(settings={"vrr": {"params": {
-        "rho0": 0.2, "rho1": 0.15, "alpha": 0.3, "beta": 0.2, "prior": 0.6}}})
+    auditor = Auditor(
+        settings={
+            "vrr": {"params": {"rho0": 0.2, "rho1": 0.15, "alpha": 0.3, "beta": 0.2, "prior": 0.6}}
+        }
+    )
     prof = cProfile.Profile() if a.profile else None
     transitions: dict[str, int] = {}
     t0 = time.perf_counter()
@@ -173,10 +272,14 @@ def main() -> None:
     rate = n / audit_s
     print(f"traces: {n} x {a.events} events, policies: twincheck, checklist, vrr, commit")
     print(f"audit (4 policies):      {rate:10,.0f} traces/s  ({audit_s:.2f} s)")
-    print(f"baseline json round-trip:{n / json_s:10,.0f} traces/s  ({json_s:.2f} s)  "
-          f"audit/json time ratio {audit_s / json_s:.1f}x")
-    print(f"baseline Trace build:    {n / build_s:10,.0f} traces/s  ({build_s:.2f} s)  "
-          f"audit/build time ratio {audit_s / build_s:.1f}x")
+    print(
+        f"baseline json round-trip:{n / json_s:10,.0f} traces/s  ({json_s:.2f} s)  "
+        f"audit/json time ratio {audit_s / json_s:.1f}x"
+    )
+    print(
+        f"baseline Trace build:    {n / build_s:10,.0f} traces/s  ({build_s:.2f} s)  "
+        f"audit/build time ratio {audit_s / build_s:.1f}x"
+    )
     print(f"transitions: {dict(sorted(transitions.items()))}")
     print(f"target >= 1,000 traces/s: {'met' if rate >= 1000 else 'NOT met'}")
     if prof:

@@ -13,8 +13,8 @@ from .commit import CommitPolicy, CommitSettings, commit_rule
 from .decision import Decision, GuardPolicy
 from .environment import Environment, ToolOutcome, ToyEnvironment
 from .extractors import ExtractorSettings, answers_agree, extract_answer
-from .judges import HeuristicJudge, HumanJudge, Judge, RecordedJudge, Verdict, make_judge
 from .judge_openai import OpenAIJudge
+from .judges import HeuristicJudge, HumanJudge, Judge, RecordedJudge, Verdict, make_judge
 from .replay import ReplayResult, replay
 from .trace import Trace
 from .transitions import transition, transition_counts
@@ -24,12 +24,48 @@ from .vrr_calibration import calibrate, em_calibrate, observations_from_traces
 from .vrr_policy import VrrPolicy
 
 __all__ = [
-    "POLICIES", "Auditor", "ChecklistPolicy", "ChecklistSettings", "CommitPolicy",
-    "CommitSettings", "Decision", "Environment", "ExtractorSettings", "GuardPolicy",
-    "HeuristicJudge", "HumanJudge", "Judge", "OpenAIJudge", "PolicyResult", "RecordedJudge",
-    "ReplayResult", "ToolOutcome", "ToyEnvironment", "Trace", "TwinCheckPolicy",
-    "TwinCheckSettings", "Verdict", "VrrParams", "VrrPolicy", "VrrSettings", "answers_agree",
-    "audit_trace", "belief_update", "build_policy", "calibrate", "commit_rule", "em_calibrate",
-    "extract_answer", "make_judge", "marginal_gain", "observations_from_traces", "replay",
-    "revision_rule", "stop_rule", "switch_gate", "transition", "transition_counts", "vrr_decide",
+    "POLICIES",
+    "Auditor",
+    "ChecklistPolicy",
+    "ChecklistSettings",
+    "CommitPolicy",
+    "CommitSettings",
+    "Decision",
+    "Environment",
+    "ExtractorSettings",
+    "GuardPolicy",
+    "HeuristicJudge",
+    "HumanJudge",
+    "Judge",
+    "OpenAIJudge",
+    "PolicyResult",
+    "RecordedJudge",
+    "ReplayResult",
+    "ToolOutcome",
+    "ToyEnvironment",
+    "Trace",
+    "TwinCheckPolicy",
+    "TwinCheckSettings",
+    "Verdict",
+    "VrrParams",
+    "VrrPolicy",
+    "VrrSettings",
+    "answers_agree",
+    "audit_trace",
+    "belief_update",
+    "build_policy",
+    "calibrate",
+    "commit_rule",
+    "em_calibrate",
+    "extract_answer",
+    "make_judge",
+    "marginal_gain",
+    "observations_from_traces",
+    "replay",
+    "revision_rule",
+    "stop_rule",
+    "switch_gate",
+    "transition",
+    "transition_counts",
+    "vrr_decide",
 ]

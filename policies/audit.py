@@ -44,17 +44,24 @@ class PolicyResult:
 
     def to_dict(self) -> JsonDict:
         """Strict JSON (NaN/Infinity → None), ready for a JSONField."""
-        out: JsonDict = json_safe({
-            "policy": self.policy, "applied": self.applied, "record": self.record,
-            "actor_success": self.actor_success, "guarded_success": self.guarded_success,
-            "transition": self.transition, "continuation": self.continuation,
-            "guarded_trajectory": self.guarded_trajectory,
-        })
+        out: JsonDict = json_safe(
+            {
+                "policy": self.policy,
+                "applied": self.applied,
+                "record": self.record,
+                "actor_success": self.actor_success,
+                "guarded_success": self.guarded_success,
+                "transition": self.transition,
+                "continuation": self.continuation,
+                "guarded_trajectory": self.guarded_trajectory,
+            }
+        )
         return out
 
 
-def build_policy(name: str, settings: Mapping[str, Any] | None = None,
-                 judge: Judge | None = None) -> GuardPolicy:
+def build_policy(
+    name: str, settings: Mapping[str, Any] | None = None, judge: Judge | None = None
+) -> GuardPolicy:
     s = policy_settings(name, settings)
     if name == "twincheck":
         return TwinCheckPolicy(s, judge)
@@ -78,10 +85,14 @@ def _applied(name: str, summary: Mapping[str, Any], n_decisions: int) -> bool:
 class Auditor:
     """Reusable per-run object: build policies once, audit many traces (the hot path)."""
 
-    def __init__(self, policies: Sequence[str] = POLICIES,
-                 settings: Mapping[str, Mapping[str, Any]] | None = None,
-                 judge: Judge | str | None = None, environment: Environment | None = None,
-                 judge_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        policies: Sequence[str] = POLICIES,
+        settings: Mapping[str, Mapping[str, Any]] | None = None,
+        judge: Judge | str | None = None,
+        environment: Environment | None = None,
+        judge_options: Mapping[str, Any] | None = None,
+    ) -> None:
         settings = settings or {}
         unknown = set(settings) - set(POLICIES)
         if unknown:
@@ -97,8 +108,11 @@ class Auditor:
             r = replay(t, [p], self.environment)
             summary = p.summary(t, r.decisions)
             guarded = r.guarded_success
-            if p.name == "commit" and summary.get("applied") and summary.get(
-                    "commit_index") is None:
+            if (
+                p.name == "commit"
+                and summary.get("applied")
+                and summary.get("commit_index") is None
+            ):
                 guarded = None  # the rule needs a call the trace does not hold
             actor = r.actor_success
             if p.name in ("vrr", "commit") and summary.get("actor_correct") is not None:

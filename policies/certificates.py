@@ -21,13 +21,32 @@ TwinKind = Literal["call", "completion", "delete"]
 #: The fixed inverse table (TwinCheck App. Fig. 4: a prespecified lexical relation).
 INVERSE_VERBS: dict[str, str] = {}
 for _a, _b in [
-    ("lock", "unlock"), ("add", "remove"), ("create", "delete"), ("follow", "unfollow"),
-    ("open", "close"), ("enable", "disable"), ("mount", "unmount"), ("block", "unblock"),
-    ("subscribe", "unsubscribe"), ("archive", "unarchive"), ("mute", "unmute"),
-    ("like", "unlike"), ("pin", "unpin"), ("star", "unstar"), ("attach", "detach"),
-    ("install", "uninstall"), ("connect", "disconnect"), ("activate", "deactivate"),
-    ("grant", "revoke"), ("start", "stop"), ("push", "pop"), ("mkdir", "rmdir"),
-    ("insert", "delete"), ("hide", "show"), ("book", "cancel"), ("login", "logout"),
+    ("lock", "unlock"),
+    ("add", "remove"),
+    ("create", "delete"),
+    ("follow", "unfollow"),
+    ("open", "close"),
+    ("enable", "disable"),
+    ("mount", "unmount"),
+    ("block", "unblock"),
+    ("subscribe", "unsubscribe"),
+    ("archive", "unarchive"),
+    ("mute", "unmute"),
+    ("like", "unlike"),
+    ("pin", "unpin"),
+    ("star", "unstar"),
+    ("attach", "detach"),
+    ("install", "uninstall"),
+    ("connect", "disconnect"),
+    ("activate", "deactivate"),
+    ("grant", "revoke"),
+    ("start", "stop"),
+    ("push", "pop"),
+    ("mkdir", "rmdir"),
+    ("insert", "delete"),
+    ("hide", "show"),
+    ("book", "cancel"),
+    ("login", "logout"),
 ]:
     INVERSE_VERBS.setdefault(_a, _b)
     INVERSE_VERBS.setdefault(_b, _a)
@@ -48,8 +67,12 @@ class Twin:
     text: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "arguments": dict(self.arguments),
-                "text": self.text}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "arguments": dict(self.arguments),
+            "text": self.text,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +90,7 @@ def register_certificate(name: str) -> Callable[[Certificate], Certificate]:
     def deco(fn: Certificate) -> Certificate:
         CERTIFICATES[name] = fn
         return fn
+
     return deco
 
 
@@ -84,7 +108,7 @@ def inverse_name(name: str) -> str | None:
         if low in INVERSE_VERBS:
             rep = INVERSE_VERBS[low]
             rep = rep.capitalize() if p[:1].isupper() else rep
-            inv = "".join(parts[:i] + [rep] + parts[i + 1:])
+            inv = "".join(parts[:i] + [rep] + parts[i + 1 :])
             break
     _INVERSE_CACHE[name] = inv
     return inv
@@ -108,8 +132,9 @@ def inverse_action(call: ToolCall, facts: TraceFacts, trace: Trace) -> Hit | Non
     earlier = facts.by_name_ok.get(inv)
     if not earlier:
         return None
-    match = next((a for a in reversed(earlier) if _same_target(a.call.arguments, call.arguments)),
-                 None)
+    match = next(
+        (a for a in reversed(earlier) if _same_target(a.call.arguments, call.arguments)), None
+    )
     if match is None:
         return None
     words = set(_WORD.findall(facts.latest_user.lower()))
@@ -118,9 +143,11 @@ def inverse_action(call: ToolCall, facts: TraceFacts, trace: Trace) -> Hit | Non
         return None
     complete = facts.succeeded_operation() and not facts.unresolved_failure()
     twin = Twin("completion", text=COMPLETION_TEXT) if complete else Twin("delete")
-    return Hit("inverse_action",
-               {"inverts": match.call.index, "inverse_of": inv, "requested_reversal": False},
-               twin)
+    return Hit(
+        "inverse_action",
+        {"inverts": match.call.index, "inverse_of": inv, "requested_reversal": False},
+        twin,
+    )
 
 
 def _evidence_call(call: ToolCall, facts: TraceFacts, trace: Trace) -> Twin | None:
@@ -173,8 +200,11 @@ def repeat_after_error(call: ToolCall, facts: TraceFacts, trace: Trace) -> Hit |
     twin = _evidence_call(call, facts, trace)
     if twin is None:
         return None
-    return Hit("repeat_after_error", {"failed_call": failed.call.index,
-                                      "failed_result": failed.result_index}, twin)
+    return Hit(
+        "repeat_after_error",
+        {"failed_call": failed.call.index, "failed_result": failed.result_index},
+        twin,
+    )
 
 
 def _canon(call: ToolCall) -> str:
@@ -209,17 +239,26 @@ def unique_stale_argument(call: ToolCall, facts: TraceFacts, trace: Trace) -> Hi
         prefix, digits = kind
         if digits in user_digits or text in user:
             continue  # the user still asks for this one
-        options = {w for w in values if w != text and _kind(w) is not None
-                   and _kind(w)[0] == prefix  # type: ignore[index]
-                   and len(_kind(w)[1]) == len(digits)  # type: ignore[index]
-                   and (_kind(w)[1] in user_digits or w in user)}  # type: ignore[index]
+        options = set()
+        for w in values:
+            wk = _kind(w)
+            if (
+                w != text
+                and wk is not None
+                and wk[0] == prefix
+                and len(wk[1]) == len(digits)
+                and (wk[1] in user_digits or w in user)
+            ):
+                options.add(w)
         if len(options) != 1:
             continue
         (new,) = options
         new_value: Any = int(new) if isinstance(v, int) and new.isdigit() else new
         args = dict(call.arguments)
         args[arg] = new_value
-        return Hit("unique_stale_argument",
-                   {"argument": arg, "stale": v, "requested": new_value}, Twin("call", call.name,
-                                                                                 args))
+        return Hit(
+            "unique_stale_argument",
+            {"argument": arg, "stale": v, "requested": new_value},
+            Twin("call", call.name, args),
+        )
     return None

@@ -23,13 +23,24 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from .decision import Decision
-from .trace import Candidate, Check, Claim, Claims, Event, JsonDict, Message, ToolResult, Trace
-from .trace import label_outcome
+from .trace import (
+    Candidate,
+    Check,
+    Claim,
+    Claims,
+    Event,
+    JsonDict,
+    Message,
+    ToolResult,
+    Trace,
+    label_outcome,
+)
 
 Action = Literal["keep", "fix", "ask", "none"]
 Schedule = Literal["always_on", "on_demand", "draft_first"]
-Outcome = Literal["false_reversal", "successful_correction", "held_correct", "missed_fix",
-                  "unknown"]
+Outcome = Literal[
+    "false_reversal", "successful_correction", "held_correct", "missed_fix", "unknown"
+]
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _STOP = frozenset(
@@ -133,11 +144,17 @@ def draft_first_audit(claims: Sequence[Claim], threshold: float = 0.85) -> dict[
     """Draft-First (App. A): audit claims below 0.85, weakest first; the product of confidences
     is reported as a *heuristic* joint (exact only for independent claims, App. C)."""
     known = [c for c in claims if c.confidence is not None]
-    order = sorted((c for c in known if c.confidence < threshold),  # type: ignore[operator]
-                   key=lambda c: (c.confidence, c.id))
+    order = sorted(
+        (c for c in known if c.confidence < threshold),  # type: ignore[operator]
+        key=lambda c: (c.confidence, c.id),
+    )
     joint = math.prod(c.confidence for c in known) if known else None  # type: ignore[misc]
-    return {"audit_order": [c.id for c in order], "heuristic_joint": joint,
-            "joint_is_heuristic": True, "threshold": threshold}
+    return {
+        "audit_order": [c.id for c in order],
+        "heuristic_joint": joint,
+        "joint_is_heuristic": True,
+        "threshold": threshold,
+    }
 
 
 def classify(before: bool | None, after: bool | None) -> Outcome:
@@ -187,14 +204,19 @@ class ChecklistPolicy:
         s = self.settings
         events = trace.events
         feedback_idx = [
-            e.index for e in events
+            e.index
+            for e in events
             if type(e) is Message and e.feedback is not None and e.role == "user"
         ]
         records = [e for e in events if type(e) is Claims]
         if not feedback_idx and not records:
-            return {"feedback_events": [], "flags": [],
-                    "timeline": {"claims": {}, "feedback": [], "flags": []},
-                    "draft_first": None, "settings": self._settings_dict}
+            return {
+                "feedback_events": [],
+                "flags": [],
+                "timeline": {"claims": {}, "feedback": [], "flags": []},
+                "draft_first": None,
+                "settings": self._settings_dict,
+            }
         fb_events: list[JsonDict] = []
         flags: list[JsonDict] = []
         # pass 1: for each feedback, locate the agent's last reply, the candidate in force
@@ -211,19 +233,29 @@ class ChecklistPolicy:
                 fb_events.extend(p for p in pending if "after_event" in p)
                 pending = [p for p in pending if "after_event" not in p]
                 pre = [r for r in records if last_reply < r.index < e.index]
-                ev = new_evidence_since or bool(self._evidence.search(e.content)) or bool(
-                    e.raw.get("evidence") or e.meta.get("evidence"))
-                pending.append({
-                    "index": e.index, "seq": e.seq, "turn": e.turn, "kind": e.feedback.kind,
-                    "targets": list(e.feedback.targets), "valid": label_outcome(e.labels),
-                    "text": e.content, "new_evidence": ev,
-                    "pre_record": pre[-1].index if pre else None,
-                    "candidate_before": cand_before.index if cand_before else None,
-                    "before": _state_label(cand_before, checks_since),
-                    "_before_text": _cand_text(cand_before),
-                    "_cand_before": cand_before,
-                    "_after_cand": None,
-                })
+                ev = (
+                    new_evidence_since
+                    or bool(self._evidence.search(e.content))
+                    or bool(e.raw.get("evidence") or e.meta.get("evidence"))
+                )
+                pending.append(
+                    {
+                        "index": e.index,
+                        "seq": e.seq,
+                        "turn": e.turn,
+                        "kind": e.feedback.kind,
+                        "targets": list(e.feedback.targets),
+                        "valid": label_outcome(e.labels),
+                        "text": e.content,
+                        "new_evidence": ev,
+                        "pre_record": pre[-1].index if pre else None,
+                        "candidate_before": cand_before.index if cand_before else None,
+                        "before": _state_label(cand_before, checks_since),
+                        "_before_text": _cand_text(cand_before),
+                        "_cand_before": cand_before,
+                        "_after_cand": None,
+                    }
+                )
                 continue
             if isinstance(e, Check):
                 # an evaluator's check is ground truth the agent never saw: it labels the
@@ -249,8 +281,11 @@ class ChecklistPolicy:
         post_flags: list[int] = []
         for i, fb in enumerate(fb_events):
             nxt = fb_events[i + 1]["index"] if i + 1 < len(fb_events) else len(events)
-            post = [r.index for r in records if fb["index"] < r.index < nxt
-                    and r.index < (fb.get("after_event") or nxt)]
+            post = [
+                r.index
+                for r in records
+                if fb["index"] < r.index < nxt and r.index < (fb.get("after_event") or nxt)
+            ]
             fb["post_complaint_records"] = post
             post_flags.extend(post)
             after_cand: Candidate | None = fb.pop("_after_cand", None)
@@ -260,27 +295,32 @@ class ChecklistPolicy:
             after_label = label_outcome(after_cand.labels) if after_cand else None
             fb["after"] = after_label
             fb["actor_revised"] = (
-                after_cand is not None and before_text is not None
+                after_cand is not None
+                and before_text is not None
                 and _fold(_cand_text(after_cand) or "") != _fold(before_text)
-            ) or (fb["before"] is not None and after_label is not None
-                  and fb["before"] != after_label)
+            ) or (
+                fb["before"] is not None and after_label is not None and fb["before"] != after_label
+            )
             claims: list[Claim]
             source: str
             if fb["pre_record"] is not None:
                 claims, source = rec_by_index[fb["pre_record"]].claims, "pre_reply_record"
             else:
                 conf = _implicit_conf(cand_b, s)
-                claims = [Claim(id="answer", text=before_text or "", confidence=conf)] if (
-                    cand_b is not None and conf is not None) else []
+                claims = (
+                    [Claim(id="answer", text=before_text or "", confidence=conf)]
+                    if (cand_b is not None and conf is not None)
+                    else []
+                )
                 source = "implicit_claim" if claims else "no_record"
-            used = bool(claims) and (source == "implicit_claim"
-                                     or schedule_uses_record(s.schedule, claims, s))
+            used = bool(claims) and (
+                source == "implicit_claim" or schedule_uses_record(s.schedule, claims, s)
+            )
             if used:
                 if source == "implicit_claim":
                     targeted, how = claims, "implicit"
                 else:
-                    targeted, how = target_claims(claims, fb["targets"], fb["text"],
-                                                  s.min_overlap)
+                    targeted, how = target_claims(claims, fb["targets"], fb["text"], s.min_overlap)
                 action, per = feedback_action(targeted, fb["new_evidence"], s.theta)
             else:
                 targeted, how, action, per = [], "none", "none", {}
@@ -320,7 +360,7 @@ class ChecklistPolicy:
             guarded: bool | None = None
             replacement: list[JsonDict] = []
             if replace:
-                later = fbs[i + 1:]
+                later = fbs[i + 1 :]
                 # exact replay ends here; the kept state is the outcome only if the rule
                 # would keep it against every later (scripted) feedback as well
                 if all(f["action"] in ("keep", "ask") for f in later):
@@ -329,13 +369,22 @@ class ChecklistPolicy:
                 if cb is not None:
                     src = trace.events[cb]
                     raw = dict(src.raw)
-                    raw["meta"] = {**src.meta, "guarded": True, "policy": self.name,
-                                   "kept_from": cb, "action": fb["action"]}
+                    raw["meta"] = {
+                        **src.meta,
+                        "guarded": True,
+                        "policy": self.name,
+                        "kept_from": cb,
+                        "action": fb["action"],
+                    }
                     replacement.append(raw)
             yield Decision(
-                policy=self.name, index=int(fb.get("after_event") or fb["index"] + 1),
-                replace=replace, record={"report": report, "feedback": i} if replace else {},
-                replacement=replacement, continue_recorded=False, guarded_success=guarded,
+                policy=self.name,
+                index=int(fb.get("after_event") or fb["index"] + 1),
+                replace=replace,
+                record={"report": report, "feedback": i} if replace else {},
+                replacement=replacement,
+                continue_recorded=False,
+                guarded_success=guarded,
             )
 
     def summary(self, trace: Trace, decisions: list[Decision]) -> dict[str, Any]:
@@ -373,8 +422,14 @@ def complaint_laundering(trace: Trace) -> list[JsonDict]:
                 for ev in claim.evidence:
                     cites = ev.kind == "user" or ev.ref in refs
                     if cites and ev.passed is not False and (ev.kind == "user" or ev.passed):
-                        flags.append({"flag": "complaint_laundering", "record": e.index,
-                                      "claim": claim.id, "ref": ev.ref})
+                        flags.append(
+                            {
+                                "flag": "complaint_laundering",
+                                "record": e.index,
+                                "claim": claim.id,
+                                "ref": ev.ref,
+                            }
+                        )
                         break
     return flags
 
@@ -393,13 +448,25 @@ def confidence_timeline(
         for c in e.claims:
             revised = c.id in last_text and last_text[c.id] != c.text
             last_text[c.id] = c.text
-            series.setdefault(c.id, []).append({
-                "record": e.index, "seq": e.seq, "confidence": c.confidence,
-                "revised": revised, "post_complaint": e.index in post,
-            })
+            series.setdefault(c.id, []).append(
+                {
+                    "record": e.index,
+                    "seq": e.seq,
+                    "confidence": c.confidence,
+                    "revised": revised,
+                    "post_complaint": e.index in post,
+                }
+            )
     return {
         "claims": series,
-        "feedback": [{"index": f["index"], "valid": f["valid"], "targeted": f["targeted"],
-                      "action": f["action"]} for f in feedback],
+        "feedback": [
+            {
+                "index": f["index"],
+                "valid": f["valid"],
+                "targeted": f["targeted"],
+                "action": f["action"],
+            }
+            for f in feedback
+        ],
         "flags": list(flags),
     }

@@ -26,8 +26,11 @@ class FeedbackRates:
 
     @property
     def false_reversal_rate(self) -> float:
-        return (self.false_reversals / self.mistaken_on_passing
-                if self.mistaken_on_passing else math.nan)
+        return (
+            self.false_reversals / self.mistaken_on_passing
+            if self.mistaken_on_passing
+            else math.nan
+        )
 
     @property
     def successful_correction_rate(self) -> float:
@@ -40,9 +43,11 @@ class FeedbackRates:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d.update(false_reversal_rate=self.false_reversal_rate,
-                 successful_correction_rate=self.successful_correction_rate,
-                 balanced_accuracy=self.balanced_accuracy)
+        d.update(
+            false_reversal_rate=self.false_reversal_rate,
+            successful_correction_rate=self.successful_correction_rate,
+            balanced_accuracy=self.balanced_accuracy,
+        )
         return d
 
 
@@ -85,9 +90,7 @@ def dominates(a: FeedbackRates, b: FeedbackRates) -> bool:
     return fa <= fb and sa >= sb and (fa < fb or sa > sb)
 
 
-def claim_calibration(
-    traces: Sequence[Trace], n_bins: int = 10
-) -> dict[str, Any]:
+def claim_calibration(traces: Sequence[Trace], n_bins: int = 10) -> dict[str, Any]:
     """Brier score and reliability curve of claim confidences against claim labels: a claim
     is labelled by its record's ``labels[claim id]`` (bool) or by ``labels.valid`` of the
     record when it holds a single claim."""
@@ -99,11 +102,17 @@ def claim_calibration(
                 continue
             for c in e.claims:
                 lab = e.labels.get(c.id)
-                truth = lab if isinstance(lab, bool) else (
-                    label_outcome(e.labels) if len(e.claims) == 1 else None)
+                truth = (
+                    lab
+                    if isinstance(lab, bool)
+                    else (label_outcome(e.labels) if len(e.claims) == 1 else None)
+                )
                 if c.confidence is None or truth is None:
                     continue
                 conf.append(c.confidence)
                 out.append(truth)
-    return {"n": len(conf), "brier": brier_score(conf, out),
-            "reliability": reliability_bins(conf, out, n_bins)}
+    return {
+        "n": len(conf),
+        "brier": brier_score(conf, out),
+        "reliability": reliability_bins(conf, out, n_bins),
+    }

@@ -30,7 +30,9 @@ class CommitSettings:
     extractor: ExtractorSettings = field(default_factory=ExtractorSettings)
     budget: int = 1
     challenge_kinds: tuple[str, ...] = ("challenge",)
-    challenge_pattern: str = r"(?i)\bare you (?:absolutely |really |completely )?sure\b|double[- ]check"
+    challenge_pattern: str = (
+        r"(?i)\bare you (?:absolutely |really |completely )?sure\b|double[- ]check"
+    )
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -67,15 +69,16 @@ def commit_rule(
 
 
 def flips(keys: Sequence[str | float | None], settings: ExtractorSettings) -> int:
-    return sum(1 for a, b in zip(keys, keys[1:]) if not answers_agree(a, b, settings))
+    return sum(1 for a, b in zip(keys, keys[1:], strict=False) if not answers_agree(a, b, settings))
 
 
 def period_two(keys: Sequence[str | float | None], settings: ExtractorSettings) -> bool:
     """A–B–A–B… : every answer differs from the next and equals the one after (≥ 3 answers)."""
     if len(keys) < 3:
         return False
-    return all(not answers_agree(keys[i], keys[i + 1], settings) for i in range(len(keys) - 1)) \
-        and all(answers_agree(keys[i], keys[i + 2], settings) for i in range(len(keys) - 2))
+    return all(
+        not answers_agree(keys[i], keys[i + 1], settings) for i in range(len(keys) - 1)
+    ) and all(answers_agree(keys[i], keys[i + 2], settings) for i in range(len(keys) - 2))
 
 
 def _answer_events(
@@ -114,10 +117,13 @@ class CommitPolicy:
     def __init__(self, settings: CommitSettings | None = None) -> None:
         self.settings = settings or CommitSettings()
         self._settings_dict = self.settings.to_dict()
-        self._pattern = re.compile(self.settings.challenge_pattern) if \
-            self.settings.challenge_pattern else None
+        self._pattern = (
+            re.compile(self.settings.challenge_pattern) if self.settings.challenge_pattern else None
+        )
         self._last: tuple[Trace | None, tuple[JsonDict, int | None, list[Event]]] = (
-            None, ({}, None, []))
+            None,
+            ({}, None, []),
+        )
 
     def analyse(self, trace: Trace) -> tuple[JsonDict, int | None, list[Event]]:
         if self._last[0] is trace:
@@ -169,13 +175,17 @@ class CommitPolicy:
         replacement: list[JsonDict] = []
         if committed is not None:
             src = answers[committed]
-            replacement.append({
-                "trace_id": trace.trace_id, "type": "candidate",
-                "candidate_id": f"commit:{getattr(src, 'candidate_id', '') or src.index}",
-                "content": _text(src), "answer": _text(src),
-                "labels": dict(src.labels),
-                "meta": {"guarded": True, "policy": self.name, "source_event": src.index},
-            })
+            replacement.append(
+                {
+                    "trace_id": trace.trace_id,
+                    "type": "candidate",
+                    "candidate_id": f"commit:{getattr(src, 'candidate_id', '') or src.index}",
+                    "content": _text(src),
+                    "answer": _text(src),
+                    "labels": dict(src.labels),
+                    "meta": {"guarded": True, "policy": self.name, "source_event": src.index},
+                }
+            )
         yield Decision(
             policy=self.name,
             index=cut,
@@ -216,14 +226,18 @@ def commit_rule_live(
     messages = [{"role": "user", "content": question}]
     first = model(messages)
     log = [{"phase": "answer", "reply": first}]
-    messages += [{"role": "assistant", "content": first},
-                 {"role": "user", "content": CHALLENGE_PROMPT}]
+    messages += [
+        {"role": "assistant", "content": first},
+        {"role": "user", "content": CHALLENGE_PROMPT},
+    ]
     check = model(messages)
     log.append({"phase": "verify", "reply": check})
     if answers_agree(extract_answer(first, ex), extract_answer(check, ex), ex):
         return {"answer": first, "revisions": 0, "model_calls": 2, "log": log}
-    messages += [{"role": "assistant", "content": check},
-                 {"role": "user", "content": PICK_ONE_PROMPT}]
+    messages += [
+        {"role": "assistant", "content": check},
+        {"role": "user", "content": PICK_ONE_PROMPT},
+    ]
     final = model(messages)
     log.append({"phase": "revision", "reply": final})
     return {"answer": final, "revisions": 1, "model_calls": 3, "log": log}

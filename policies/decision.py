@@ -18,8 +18,8 @@ class Decision:
     the counterfactual continuation. ``continue_recorded`` says whether the remaining recorded
     actions are re-executed after the replacement in an environment (TwinCheck) or whether the
     replacement ends the episode (a committed answer); ``skip_turn`` drops the rest of that
-    turn's recorded actions (a completion response ends the turn). ``guarded_success`` is set when the
-    policy knows the guarded outcome from labels (e.g. it ships a labelled candidate).
+    turn's recorded actions (a completion response ends the turn). ``guarded_success`` is set
+    when the policy knows the guarded outcome from labels (e.g. it ships a labelled candidate).
     ``record`` is JSON-serialisable plain data.
     """
 

@@ -30,8 +30,7 @@ class Environment(Protocol):
         """Execute one parsed call. Never evaluates strings."""
         ...
 
-    def state(self) -> dict[str, Any]:
-        ...
+    def state(self) -> dict[str, Any]: ...
 
     def check(self) -> bool | None:
         """Success against ground truth, None when the environment has none."""
@@ -51,8 +50,9 @@ class ToyEnvironment:
     ``fail`` in the config lists call names that always return an error.
     """
 
-    def __init__(self, state: dict[str, Any] | None = None,
-                 goal: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, state: dict[str, Any] | None = None, goal: dict[str, Any] | None = None
+    ) -> None:
         self._initial = copy.deepcopy(state or {})
         self._goal = goal
         self._state: dict[str, Any] = {}

@@ -75,7 +75,9 @@ def extract_answer(text: str | None, settings: ExtractorSettings) -> str | float
     raise ValueError(f"unknown extractor kind {kind!r}")
 
 
-def answers_agree(a: str | float | None, b: str | float | None, settings: ExtractorSettings) -> bool:
+def answers_agree(
+    a: str | float | None, b: str | float | None, settings: ExtractorSettings
+) -> bool:
     """Whether two extracted keys agree. Two missing answers do not agree (nothing to commit)."""
     if a is None or b is None:
         return False

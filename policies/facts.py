@@ -72,9 +72,21 @@ class Attempt:
 class TraceFacts:
     """Facts of the prefix ``events[:i]`` after ``observe`` was called on each of them."""
 
-    __slots__ = ("attempts", "by_call_id", "by_name_ok", "last_fail", "last_ok_index",
-                 "latest_user", "user_texts", "_results", "_values", "_keyed", "_parsed",
-                 "turn", "last_ok_turn")
+    __slots__ = (
+        "attempts",
+        "by_call_id",
+        "by_name_ok",
+        "last_fail",
+        "last_ok_index",
+        "latest_user",
+        "user_texts",
+        "_results",
+        "_values",
+        "_keyed",
+        "_parsed",
+        "turn",
+        "last_ok_turn",
+    )
 
     def __init__(self) -> None:
         self.attempts: list[Attempt] = []
@@ -148,8 +160,9 @@ class TraceFacts:
         text = scalar_text(value)
         if text in self.result_values():
             return True
-        return any(text in _TOKEN.findall(u) or (len(text) > 3 and text in u)
-                   for u in self.user_texts)
+        return any(
+            text in _TOKEN.findall(u) or (len(text) > 3 and text in u) for u in self.user_texts
+        )
 
     def succeeded_operation(self) -> bool:
         return any(self.by_name_ok.values())

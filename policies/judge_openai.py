@@ -31,8 +31,15 @@ _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 class OpenAIJudge:
     name = "openai"
 
-    def __init__(self, base_url: str, model: str, api_key: str = "", timeout: float = 30.0,
-                 temperature: float = 0.0, max_tokens: int = 300) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        timeout: float = 30.0,
+        temperature: float = 0.0,
+        max_tokens: int = 300,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key
@@ -48,8 +55,10 @@ class OpenAIJudge:
         )
         return {
             "model": self.model,
-            "messages": [{"role": "system", "content": SYSTEM_PROMPT},
-                         {"role": "user", "content": user}],
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": user},
+            ],
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
@@ -59,12 +68,13 @@ class OpenAIJudge:
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=body,
-                                     headers=headers, method="POST")
+        req = urllib.request.Request(
+            f"{self.base_url}/chat/completions", data=body, headers=headers, method="POST"
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 payload = resp.read()
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return Verdict.failed(self.name, "timeout")
         except urllib.error.HTTPError as exc:
             return Verdict.failed(self.name, f"HTTP {exc.code}")

@@ -77,11 +77,11 @@ class Verdict:
 class Judge(Protocol):
     name: str
 
-    def judge(self, request: PairRequest) -> Verdict:
-        ...
+    def judge(self, request: PairRequest) -> Verdict: ...
 
 
 # --- heuristic ----------------------------------------------------------------------
+
 
 class HeuristicJudge:
     """Deterministic offline judge. Each proposal is scored on its own (so the verdict cannot
@@ -110,9 +110,14 @@ class HeuristicJudge:
                 return 0.0, True
         if not all(facts.grounded(v) for v in p.arguments.values()):
             return 1.0, True
-        stale = [v for v in p.arguments.values() if isinstance(v, str)
-                 and any(ch.isdigit() for ch in v) and v not in facts.latest_user
-                 and not any(d in facts.latest_user for d in _digit_runs(v))]
+        stale = [
+            v
+            for v in p.arguments.values()
+            if isinstance(v, str)
+            and any(ch.isdigit() for ch in v)
+            and v not in facts.latest_user
+            and not any(d in facts.latest_user for d in _digit_runs(v))
+        ]
         if stale and any(ch.isdigit() for ch in facts.latest_user):
             return 1.0, True
         return 4.0, False
@@ -132,9 +137,15 @@ def _digit_runs(v: str) -> list[str]:
 # --- recorded -----------------------------------------------------------------------
 
 _ORIENT_ALIASES: dict[str, Orientation] = {
-    "actor_first": "actor_first", "ab": "actor_first", "a_b": "actor_first",
-    "forward": "actor_first", "twin_first": "twin_first", "ba": "twin_first",
-    "b_a": "twin_first", "reversed": "twin_first", "reverse": "twin_first",
+    "actor_first": "actor_first",
+    "ab": "actor_first",
+    "a_b": "actor_first",
+    "forward": "actor_first",
+    "twin_first": "twin_first",
+    "ba": "twin_first",
+    "b_a": "twin_first",
+    "reversed": "twin_first",
+    "reverse": "twin_first",
 }
 
 
@@ -146,10 +157,13 @@ def verdict_from_judgment(j: Judgment) -> Verdict:
     def num(side: str) -> float:
         v = j.scores.get(side)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
     return Verdict(
         prefer=j.prefer if j.prefer in ("A", "B") else None,
-        fatal_a=bool(j.fatal.get("A")), fatal_b=bool(j.fatal.get("B")),
-        score_a=num("A"), score_b=num("B"),
+        fatal_a=bool(j.fatal.get("A")),
+        fatal_b=bool(j.fatal.get("B")),
+        score_a=num("A"),
+        score_b=num("B"),
         confidence=j.confidence if j.confidence is not None else 0.0,
         judge=j.judge or "recorded",
     )
@@ -165,11 +179,15 @@ class RecordedJudge:
         if request.trace is None:
             return Verdict.failed(self.name, "no trace to read recorded judgments from")
         for e in request.trace.events:
-            if (isinstance(e, Judgment) and e.pair == request.pair_id
-                    and normalise_orientation(e.orientation) == request.orientation):
+            if (
+                isinstance(e, Judgment)
+                and e.pair == request.pair_id
+                and normalise_orientation(e.orientation) == request.orientation
+            ):
                 return verdict_from_judgment(e)
-        return Verdict.failed(self.name, f"no recorded judgment for {request.pair_id} "
-                                         f"({request.orientation})")
+        return Verdict.failed(
+            self.name, f"no recorded judgment for {request.pair_id} ({request.orientation})"
+        )
 
 
 class HumanJudge:
@@ -208,5 +226,6 @@ def make_judge(spec: str | Judge | None, **options: Any) -> Judge:
         return HumanJudge(options.get("verdicts", {}))
     if spec == "openai":
         from .judge_openai import OpenAIJudge
+
         return OpenAIJudge(**options)
     raise ValueError(f"unknown judge backend {spec!r}")

@@ -54,19 +54,29 @@ class ReplayResult:
         }
 
 
-def _splice(trace: Trace, d: Decision, env: Environment) -> tuple[list[JsonDict], bool | None,
-                                                                  list[JsonDict]]:
+def _splice(
+    trace: Trace, d: Decision, env: Environment
+) -> tuple[list[JsonDict], bool | None, list[JsonDict]]:
     env.reset(trace)
     out: list[JsonDict] = []
     log: list[JsonDict] = []
 
-    def run(call_raw: JsonDict, name: str, args: dict[str, Any], call_id: str,
-            turn: int | None) -> None:
+    def run(
+        call_raw: JsonDict, name: str, args: dict[str, Any], call_id: str, turn: int | None
+    ) -> None:
         res = env.execute(name, args)
         log.append({"name": name, "arguments": args, "status": res.status})
-        out.append({"trace_id": trace.trace_id, "type": "tool_result", "call_id": call_id,
-                    "status": res.status, "content": res.content, "turn": turn,
-                    "meta": {"guarded": True, "executed": True}})
+        out.append(
+            {
+                "trace_id": trace.trace_id,
+                "type": "tool_result",
+                "call_id": call_id,
+                "status": res.status,
+                "content": res.content,
+                "turn": turn,
+                "meta": {"guarded": True, "executed": True},
+            }
+        )
 
     for e in trace.events[: d.index]:
         out.append(e.raw)
@@ -76,13 +86,21 @@ def _splice(trace: Trace, d: Decision, env: Environment) -> tuple[list[JsonDict]
         out.append(r)
         if r.get("type") == "tool_call":
             args = r.get("arguments") if isinstance(r.get("arguments"), dict) else {}
-            run(r, str(r.get("name", "")), dict(args or {}), str(r.get("call_id", "")),
-                r.get("turn"))
-    for e in trace.events[d.index + 1:]:
+            run(
+                r,
+                str(r.get("name", "")),
+                dict(args or {}),
+                str(r.get("call_id", "")),
+                r.get("turn"),
+            )
+    for e in trace.events[d.index + 1 :]:
         if isinstance(e, ToolResult):
             continue  # recorded results are replaced by re-executed ones
-        if d.skip_turn is not None and e.turn == d.skip_turn and not (
-                e.type == "message" and e.raw.get("role") == "user"):
+        if (
+            d.skip_turn is not None
+            and e.turn == d.skip_turn
+            and not (e.type == "message" and e.raw.get("role") == "user")
+        ):
             continue
         out.append(e.raw)
         if isinstance(e, ToolCall):
@@ -94,8 +112,9 @@ def _stream(policies: Sequence[GuardPolicy], trace: Trace) -> Iterable[Decision]
     if len(policies) == 1:
         return policies[0].decisions(trace)
     order = {p.name: i for i, p in enumerate(policies)}
-    return heapq.merge(*(p.decisions(trace) for p in policies),
-                       key=lambda d: (d.index, order.get(d.policy, 0)))
+    return heapq.merge(
+        *(p.decisions(trace) for p in policies), key=lambda d: (d.index, order.get(d.policy, 0))
+    )
 
 
 def replay(
@@ -121,5 +140,6 @@ def replay(
         return ReplayResult(t.trace_id, decisions, accepted, "spliced", traj, actor, outcome, log)
     traj = [e.raw for e in t.events[: accepted.index]] + list(accepted.replacement)
     mode: Continuation = "recorded" if accepted.guarded_success is not None else "truncated"
-    return ReplayResult(t.trace_id, decisions, accepted, mode, traj, actor,
-                        accepted.guarded_success)
+    return ReplayResult(
+        t.trace_id, decisions, accepted, mode, traj, actor, accepted.guarded_success
+    )

@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
-_ALIASES = {"dict": "object", "float": "number", "int": "integer", "tuple": "array",
-            "list": "array", "str": "string", "bool": "boolean"}
+_ALIASES = {
+    "dict": "object",
+    "float": "number",
+    "int": "integer",
+    "tuple": "array",
+    "list": "array",
+    "str": "string",
+    "bool": "boolean",
+}
 
 
 def _type_ok(value: Any, t: str) -> bool:
@@ -21,7 +28,8 @@ def _type_ok(value: Any, t: str) -> bool:
         return isinstance(value, str)
     if t == "integer":
         return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer())
+            isinstance(value, float) and value.is_integer()
+        )
     if t == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if t == "boolean":
@@ -44,8 +52,9 @@ def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
     if t is not None:
         types = t if isinstance(t, list) else [t]
         if not any(_type_ok(value, str(x)) for x in types):
-            errors.append(f"{path}: expected {'/'.join(map(str, types))}, got "
-                          f"{type(value).__name__}")
+            errors.append(
+                f"{path}: expected {'/'.join(map(str, types))}, got {type(value).__name__}"
+            )
             return errors
     enum = schema.get("enum")
     if isinstance(enum, list) and value not in enum:

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from .checklist import ChecklistSettings
 from .commit import CommitSettings
 from .extractors import ExtractorSettings
 from .twincheck import TwinCheckSettings
 from .vrr import VrrParams, VrrSettings
-
-S = TypeVar("S")
 
 SETTINGS_CLASSES: dict[str, type[Any]] = {
     "twincheck": TwinCheckSettings,
@@ -36,7 +34,7 @@ def _convert(name: str, value: Any) -> Any:
     return value
 
 
-def build_settings(cls: type[S], values: Mapping[str, Any] | None) -> S:
+def build_settings[S](cls: type[S], values: Mapping[str, Any] | None) -> S:
     """``cls(**values)`` with nested settings converted; ``ValueError`` on unknown keys."""
     values = dict(values or {})
     known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]

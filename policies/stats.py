@@ -208,9 +208,9 @@ def brier_score(confidences: Sequence[float], outcomes: Sequence[bool]) -> float
     """Mean squared error of stated probabilities against 0/1 outcomes; NaN when empty."""
     if not confidences:
         return math.nan
-    return sum(
-        (c - float(o)) ** 2 for c, o in zip(confidences, outcomes, strict=True)
-    ) / len(confidences)
+    return sum((c - float(o)) ** 2 for c, o in zip(confidences, outcomes, strict=True)) / len(
+        confidences
+    )
 
 
 def reliability_bins(

@@ -359,7 +359,9 @@ def _verification(d: JsonDict) -> Verification:
 
 def _check(d: JsonDict) -> Check:
     return Check(
-        *_common(d), name=_str(d.get("name")), passed=_bool(d.get("passed")),
+        *_common(d),
+        name=_str(d.get("name")),
+        passed=_bool(d.get("passed")),
         source=_str(d.get("source")),
     )
 

@@ -28,15 +28,22 @@ class TwinCheckSettings:
 
     min_confidence: float = 0.7
     min_margin: float = 2.0
-    certificates: tuple[str, ...] = ("inverse_action", "repeat_after_error",
-                                     "unique_stale_argument")
+    certificates: tuple[str, ...] = (
+        "inverse_action",
+        "repeat_after_error",
+        "unique_stale_argument",
+    )
     completion_text: str = COMPLETION_TEXT
     context_events: int = 20
 
     def to_dict(self) -> dict[str, Any]:
-        return {"min_confidence": self.min_confidence, "min_margin": self.min_margin,
-                "certificates": list(self.certificates),
-                "completion_text": self.completion_text, "context_events": self.context_events}
+        return {
+            "min_confidence": self.min_confidence,
+            "min_margin": self.min_margin,
+            "certificates": list(self.certificates),
+            "completion_text": self.completion_text,
+            "context_events": self.context_events,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +53,7 @@ class GateDecision:
     orientations: list[dict[str, Any]]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"replace": self.replace, "reason": self.reason,
-                "orientations": self.orientations}
+        return {"replace": self.replace, "reason": self.reason, "orientations": self.orientations}
 
 
 def _in_twin_terms(v: Verdict, twin_side: str) -> dict[str, Any]:
@@ -85,11 +91,13 @@ def switch_gate(
         if v["twin_fatal"]:
             return GateDecision(False, f"twin marked fatal ({name})", views)
         if v["confidence"] < settings.min_confidence:
-            return GateDecision(False, f"confidence {v['confidence']} < "
-                                       f"{settings.min_confidence} ({name})", views)
+            return GateDecision(
+                False, f"confidence {v['confidence']} < {settings.min_confidence} ({name})", views
+            )
         if v["margin"] < settings.min_margin:
-            return GateDecision(False, f"margin {v['margin']} < {settings.min_margin} ({name})",
-                                views)
+            return GateDecision(
+                False, f"margin {v['margin']} < {settings.min_margin} ({name})", views
+            )
     return GateDecision(True, "both orders prefer the twin, actor fatal, twin non-fatal", views)
 
 
@@ -97,8 +105,14 @@ def structural_checks(twin: Twin, call: ToolCall, facts: TraceFacts, trace: Trac
     """§5.1 step 2: the tool exists, the arguments validate against its schema, every value is
     grounded in the trace, and the twin differs from the actor's call. With no tool inventory
     in the header, existence and schema checks are skipped (``None``), not failed."""
-    out: JsonDict = {"tool_exists": None, "schema_valid": None, "schema_errors": [],
-                     "grounded": True, "ungrounded": [], "differs": True}
+    out: JsonDict = {
+        "tool_exists": None,
+        "schema_valid": None,
+        "schema_errors": [],
+        "grounded": True,
+        "ungrounded": [],
+        "differs": True,
+    }
     if twin.kind == "call":
         if trace.header.tools:
             tool = trace.tool(twin.name)
@@ -112,10 +126,16 @@ def structural_checks(twin: Twin, call: ToolCall, facts: TraceFacts, trace: Trac
         ungrounded = [k for k, v in twin.arguments.items() if not facts.grounded(v)]
         out["ungrounded"] = ungrounded
         out["grounded"] = not ungrounded
-        out["differs"] = not (twin.name == call.name
-                              and canonical_args(twin.arguments) == canonical_args(call.arguments))
-    out["passed"] = (out["tool_exists"] is not False and out["schema_valid"] is not False
-                     and out["grounded"] and out["differs"])
+        out["differs"] = not (
+            twin.name == call.name
+            and canonical_args(twin.arguments) == canonical_args(call.arguments)
+        )
+    out["passed"] = (
+        out["tool_exists"] is not False
+        and out["schema_valid"] is not False
+        and out["grounded"]
+        and out["differs"]
+    )
     return out
 
 
@@ -140,8 +160,9 @@ class TwinCheckPolicy:
 
     name = "twincheck"
 
-    def __init__(self, settings: TwinCheckSettings | None = None,
-                 judge: Judge | None = None) -> None:
+    def __init__(
+        self, settings: TwinCheckSettings | None = None, judge: Judge | None = None
+    ) -> None:
         self.settings = settings or TwinCheckSettings()
         self.judge = judge or HeuristicJudge()
         self._settings_dict = self.settings.to_dict()
@@ -162,16 +183,24 @@ class TwinCheckPolicy:
         checks = structural_checks(twin, call, facts, trace)
         pair_id = f"{trace.trace_id}:{call.call_id or 'e' + str(call.index)}"
         record: JsonDict = {
-            "call_index": call.index, "call_id": call.call_id,
+            "call_index": call.index,
+            "call_id": call.call_id,
             "call": {"name": call.name, "arguments": call.arguments},
             "certificate": {"name": hit.certificate, **hit.details},
-            "twin": twin.to_dict(), "checks": checks, "pair": pair_id,
-            "judgments": [], "gate": None, "judge": self.judge.name,
+            "twin": twin.to_dict(),
+            "checks": checks,
+            "pair": pair_id,
+            "judgments": [],
+            "gate": None,
+            "judge": self.judge.name,
             "settings": self._settings_dict,
         }
         if not checks["passed"]:
-            record["gate"] = {"replace": False, "reason": "twin failed structural checks",
-                              "orientations": []}
+            record["gate"] = {
+                "replace": False,
+                "reason": "twin failed structural checks",
+                "orientations": [],
+            }
             return Decision(self.name, call.index, False, record)
         actor = Proposal("call", call.name, dict(call.arguments))
         tw = _proposal(twin)
@@ -179,24 +208,50 @@ class TwinCheckPolicy:
         v1 = self.judge.judge(PairRequest(pair_id, "actor_first", actor, tw, context, trace, facts))
         v2 = self.judge.judge(PairRequest(pair_id, "twin_first", tw, actor, context, trace, facts))
         gate = switch_gate(v1, v2, s)
-        record["judgments"] = [{"orientation": "actor_first", **v1.to_dict()},
-                               {"orientation": "twin_first", **v2.to_dict()}]
+        record["judgments"] = [
+            {"orientation": "actor_first", **v1.to_dict()},
+            {"orientation": "twin_first", **v2.to_dict()},
+        ]
         record["gate"] = gate.to_dict()
         replacement: list[JsonDict] = []
-        meta = {"guarded": True, "policy": self.name, "certificate": hit.certificate,
-                "replaces": call.index}
+        meta = {
+            "guarded": True,
+            "policy": self.name,
+            "certificate": hit.certificate,
+            "replaces": call.index,
+        }
         if twin.kind == "call":
-            replacement.append({"trace_id": trace.trace_id, "type": "tool_call",
-                                "call_id": f"{call.call_id or call.index}~twin",
-                                "name": twin.name, "arguments": dict(twin.arguments),
-                                "turn": call.turn, "meta": meta})
+            replacement.append(
+                {
+                    "trace_id": trace.trace_id,
+                    "type": "tool_call",
+                    "call_id": f"{call.call_id or call.index}~twin",
+                    "name": twin.name,
+                    "arguments": dict(twin.arguments),
+                    "turn": call.turn,
+                    "meta": meta,
+                }
+            )
         elif twin.kind == "completion":
-            replacement.append({"trace_id": trace.trace_id, "type": "message",
-                                "role": "assistant", "content": twin.text, "turn": call.turn,
-                                "meta": meta})
-        return Decision(self.name, call.index, gate.replace, record, replacement,
-                        continue_recorded=True,
-                        skip_turn=call.turn if twin.kind == "completion" else None)
+            replacement.append(
+                {
+                    "trace_id": trace.trace_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "content": twin.text,
+                    "turn": call.turn,
+                    "meta": meta,
+                }
+            )
+        return Decision(
+            self.name,
+            call.index,
+            gate.replace,
+            record,
+            replacement,
+            continue_recorded=True,
+            skip_turn=call.turn if twin.kind == "completion" else None,
+        )
 
     def decisions(self, trace: Trace) -> Iterator[Decision]:
         facts = TraceFacts()
@@ -228,6 +283,7 @@ def _gate_score(d: Decision) -> float:
     views = gate.get("orientations") or []
     if len(views) != 2:
         return 0.1
-    vals = [max(v["margin"], 0.0) / 4.0 * v["confidence"] if v["prefers_twin"] else 0.0
-            for v in views]
+    vals = [
+        max(v["margin"], 0.0) / 4.0 * v["confidence"] if v["prefers_twin"] else 0.0 for v in views
+    ]
     return 0.1 + 0.9 * min(vals)

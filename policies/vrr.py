@@ -37,8 +37,11 @@ class VrrParams:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> VrrParams:
         return cls(
-            rho0=float(d["rho0"]), rho1=float(d["rho1"]), alpha=float(d["alpha"]),
-            beta=float(d["beta"]), prior=float(d["prior"]),
+            rho0=float(d["rho0"]),
+            rho1=float(d["rho1"]),
+            alpha=float(d["alpha"]),
+            beta=float(d["beta"]),
+            prior=float(d["prior"]),
         )
 
 
@@ -62,8 +65,11 @@ class VrrSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "tau": self.tau, "j_min": self.j_min, "delta": self.delta,
-            "sign_stability": self.sign_stability, "mode": self.mode,
+            "tau": self.tau,
+            "j_min": self.j_min,
+            "delta": self.delta,
+            "sign_stability": self.sign_stability,
+            "mode": self.mode,
             "params": self.params.to_dict() if self.params else None,
             "n_samples": len(self.samples),
         }
@@ -230,8 +236,23 @@ def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
     n = len(rounds)
     truth = [r.valid for r in rounds]
     if n == 0:
-        return VrrDecision("none", "no verify-repair rounds", 0, None, None, None, None,
-                           [], [], [], [], [], None, 0, settings.to_dict())
+        return VrrDecision(
+            "none",
+            "no verify-repair rounds",
+            0,
+            None,
+            None,
+            None,
+            None,
+            [],
+            [],
+            [],
+            [],
+            [],
+            None,
+            0,
+            settings.to_dict(),
+        )
     actor_round = n - 1
     guard_round, incumbents = guard_rule(rounds, settings.delta)
     params = settings.params
@@ -241,8 +262,9 @@ def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
         use_stop, reason = False, "guard forced by settings"
     elif params is None:
         use_stop, reason = False, "uncalibrated: no parameters, gain sign not identifiable"
-    elif any(math.isnan(x) for x in (params.rho0, params.rho1, params.alpha, params.beta,
-                                       params.prior)):
+    elif any(
+        math.isnan(x) for x in (params.rho0, params.rho1, params.alpha, params.beta, params.prior)
+    ):
         use_stop, reason = False, "parameters not identified (NaN), gain sign not identifiable"
     else:
         result = stop_rule(rounds, params, settings.tau)

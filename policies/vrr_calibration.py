@@ -40,8 +40,17 @@ class EmFit:
 
 
 def _fit(
-    s: FloatArray, n: FloatArray, w: FloatArray, lab: FloatArray, first: FloatArray,
-    *, p1: float = 0.8, p0: float = 0.2, pi: float = 0.5, max_iter: int = 500, tol: float = 1e-10,
+    s: FloatArray,
+    n: FloatArray,
+    w: FloatArray,
+    lab: FloatArray,
+    first: FloatArray,
+    *,
+    p1: float = 0.8,
+    p0: float = 0.2,
+    pi: float = 0.5,
+    max_iter: int = 500,
+    tol: float = 1e-10,
 ) -> EmFit:
     """Weighted EM on distinct (S, n, label, is-first) rows. ``lab`` is 1/0 for a labelled row
     and NaN for an unlabelled one."""
@@ -76,8 +85,15 @@ def _fit(
         r = 1 - r
     wf = w * first
     prior_first = float((wf * r).sum() / wf.sum()) if wf.sum() > 0 else pi
-    return EmFit(rho0=p0, rho1=1 - p1, prior_first=prior_first, prior_all=pi, loglik=ll,
-                 iterations=it, converged=converged)
+    return EmFit(
+        rho0=p0,
+        rho1=1 - p1,
+        prior_first=prior_first,
+        prior_all=pi,
+        loglik=ll,
+        iterations=it,
+        converged=converged,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,11 +165,16 @@ class Calibration:
             "params": self.params.to_dict(),
             "j": self.params.j,
             "intervals": {k: list(v) for k, v in self.intervals.items()},
-            "em": {"loglik": self.em.loglik, "iterations": self.em.iterations,
-                   "converged": self.em.converged},
+            "em": {
+                "loglik": self.em.loglik,
+                "iterations": self.em.iterations,
+                "converged": self.em.converged,
+            },
             "transition_counts": dict(self.transition_counts),
             "n_observations": self.n_observations,
-            "level": self.level, "n_boot": self.n_boot, "seed": self.seed,
+            "level": self.level,
+            "n_boot": self.n_boot,
+            "seed": self.seed,
             "notes": list(self.notes),
         }
 
@@ -170,8 +191,10 @@ def calibrate(
     obs = [o for o in obs if o.votes > 0]
     notes: list[str] = []
     if obs and max(o.votes for o in obs) < 3:
-        notes.append("fewer than 3 votes per candidate: the mixture is identifiable only "
-                     "through the labelled candidates")
+        notes.append(
+            "fewer than 3 votes per candidate: the mixture is identifiable only "
+            "through the labelled candidates"
+        )
     if not transitions:
         notes.append("no labelled transitions: alpha and beta are not identified")
     em = em_calibrate(obs)
@@ -191,8 +214,18 @@ def calibrate(
             pick = rng.integers(0, len(by_loop), len(by_loop))
             members = np.concatenate([by_loop[i] for i in pick])
             w = np.bincount(idx[members], minlength=len(rows)).astype(np.float64)
-            fit = _fit(arr[:, 0], arr[:, 1], w, arr[:, 2], arr[:, 3],
-                       p1=1 - em.rho1, p0=em.rho0, pi=em.prior_all, max_iter=100, tol=1e-8)
+            fit = _fit(
+                arr[:, 0],
+                arr[:, 1],
+                w,
+                arr[:, 2],
+                arr[:, 3],
+                p1=1 - em.rho1,
+                p0=em.rho0,
+                pi=em.prior_all,
+                max_iter=100,
+                tol=1e-8,
+            )
             if len(tr):
                 t = tr[rng.integers(0, len(tr), len(tr))]
                 a_, b_, _ = transition_rates([(bool(x), bool(y)) for x, y in t])
@@ -208,8 +241,9 @@ def calibrate(
             intervals[name] = (float(np.quantile(vals, tail)), float(np.quantile(vals, 1 - tail)))
         else:
             intervals[name] = (math.nan, math.nan)
-    return Calibration(point, intervals, tuple(samples), em, counts, len(obs), level, n_boot,
-                       seed, notes)
+    return Calibration(
+        point, intervals, tuple(samples), em, counts, len(obs), level, n_boot, seed, notes
+    )
 
 
 def loop_rounds(trace: Trace) -> list[Round]:
@@ -245,9 +279,16 @@ def loop_rounds(trace: Trace) -> list[Round]:
             found = by_round.get(c.round)
         v = found
         a, n = (v[0], v[1]) if v else (0, 0)
-        out.append(Round(round=c.round if c.round is not None else k, accepts=a, votes=n,
-                         candidate_id=c.candidate_id, valid=label_outcome(c.labels),
-                         event_index=c.index))
+        out.append(
+            Round(
+                round=c.round if c.round is not None else k,
+                accepts=a,
+                votes=n,
+                candidate_id=c.candidate_id,
+                valid=label_outcome(c.labels),
+                event_index=c.index,
+            )
+        )
     return out
 
 

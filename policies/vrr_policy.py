@@ -29,8 +29,9 @@ class VrrPolicy:
         d = vrr_decide(rounds, self.settings)
         record = d.to_dict()
         record["actor_correct"] = rounds[-1].valid
-        record["guarded_correct"] = rounds[d.shipped_round].valid if d.shipped_round is not None \
-            else None
+        record["guarded_correct"] = (
+            rounds[d.shipped_round].valid if d.shipped_round is not None else None
+        )
         shipped = d.shipped_round
         assert shipped is not None
         replace = shipped != d.actor_round
@@ -38,15 +39,26 @@ class VrrPolicy:
         if replace:
             src = trace.events[rounds[shipped].event_index]
             raw = dict(src.raw)
-            raw["meta"] = {**src.meta, "guarded": True, "policy": self.name,
-                           "committed_round": shipped, "mode": d.mode}
+            raw["meta"] = {
+                **src.meta,
+                "guarded": True,
+                "policy": self.name,
+                "committed_round": shipped,
+                "mode": d.mode,
+            }
             replacement.append(raw)
             cut = rounds[shipped + 1].event_index
         else:
             cut = rounds[-1].event_index
-        yield Decision(self.name, cut, replace, record, replacement,
-                       continue_recorded=False,
-                       guarded_success=rounds[shipped].valid)
+        yield Decision(
+            self.name,
+            cut,
+            replace,
+            record,
+            replacement,
+            continue_recorded=False,
+            guarded_success=rounds[shipped].valid,
+        )
 
     def summary(self, trace: Trace, decisions: list[Decision]) -> dict[str, Any]:
         if decisions:

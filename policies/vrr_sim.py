@@ -51,20 +51,32 @@ def loop_events(loop: SimLoop, trace_id: str, *, label_all: bool = False) -> lis
     """A simulated loop as v1 events, in the shape the LDB importer writes: a ``candidate``
     per round and a ``verification`` with its votes; ``labels.valid`` on the final candidate
     (on every candidate with ``label_all``)."""
-    events: list[dict[str, Any]] = [{"trace_id": trace_id, "type": "trace", "task": {"id": trace_id}}]
+    events: list[dict[str, Any]] = [
+        {"trace_id": trace_id, "type": "trace", "task": {"id": trace_id}}
+    ]
     last = len(loop.rounds) - 1
     for r in loop.rounds:
         cid = f"{trace_id}-c{r.round}"
         cand: dict[str, Any] = {
-            "trace_id": trace_id, "type": "candidate", "candidate_id": cid, "round": r.round,
+            "trace_id": trace_id,
+            "type": "candidate",
+            "candidate_id": cid,
+            "round": r.round,
             "content": f"candidate {r.round}",
             "parent": f"{trace_id}-c{r.round - 1}" if r.round else None,
         }
         if label_all or r.round == last:
             cand["labels"] = {"valid": bool(r.valid)}
         events.append(cand)
-        events.append({
-            "trace_id": trace_id, "type": "verification", "candidate_id": cid,
-            "round": r.round, "accepts": r.accepts, "votes": r.votes, "verifier": "sim",
-        })
+        events.append(
+            {
+                "trace_id": trace_id,
+                "type": "verification",
+                "candidate_id": cid,
+                "round": r.round,
+                "accepts": r.accepts,
+                "votes": r.votes,
+                "verifier": "sim",
+            }
+        )
     return events

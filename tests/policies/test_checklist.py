@@ -28,10 +28,19 @@ from policies.trace import Claim, Trace
 from ._build import Events, pushback_trace
 
 
-@pytest.mark.parametrize("conf,evidence,action", [
-    (0.5, False, "keep"), (0.4999, False, "fix"), (0.5, True, "fix"), (0.95, False, "keep"),
-    (0.95, True, "fix"), (0.0, False, "fix"), (None, False, "ask"), (math.nan, False, "ask"),
-])
+@pytest.mark.parametrize(
+    "conf,evidence,action",
+    [
+        (0.5, False, "keep"),
+        (0.4999, False, "fix"),
+        (0.5, True, "fix"),
+        (0.95, False, "keep"),
+        (0.95, True, "fix"),
+        (0.0, False, "fix"),
+        (None, False, "ask"),
+        (math.nan, False, "ask"),
+    ],
+)
 def test_revision_rule(conf: float | None, evidence: bool, action: str) -> None:
     assert revision_rule(conf, evidence, theta=0.5) == action
 
@@ -40,9 +49,11 @@ def claims(*spec: tuple[str, str, float]) -> list[Claim]:
     return [Claim(id=i, text=t, confidence=c) for i, t, c in spec]
 
 
-CL = claims(("c1", "the parser handles unicode input", 0.95),
-            ("c2", "the cache invalidation uses timestamps", 0.3),
-            ("c3", "the retry loop backs off exponentially", 0.4))
+CL = claims(
+    ("c1", "the parser handles unicode input", 0.95),
+    ("c2", "the cache invalidation uses timestamps", 0.3),
+    ("c3", "the retry loop backs off exponentially", 0.4),
+)
 
 
 def test_targeting_explicit_lexical_and_vague() -> None:
@@ -75,10 +86,16 @@ def test_schedules_thresholds_exactly_at_the_boundaries() -> None:
     assert draft_first_audit([])["heuristic_joint"] is None
 
 
-@pytest.mark.parametrize("before,after,cls", [
-    (True, False, "false_reversal"), (False, True, "successful_correction"),
-    (True, True, "held_correct"), (False, False, "missed_fix"), (None, True, "unknown"),
-])
+@pytest.mark.parametrize(
+    "before,after,cls",
+    [
+        (True, False, "false_reversal"),
+        (False, True, "successful_correction"),
+        (True, True, "held_correct"),
+        (False, False, "missed_fix"),
+        (None, True, "unknown"),
+    ],
+)
 def test_classify(before: bool | None, after: bool | None, cls: str) -> None:
     assert classify(before, after) == cls
 
@@ -112,29 +129,58 @@ def test_pushback_with_implicit_confidence_keeps_and_rescues() -> None:
     weak = audit_trace(events, ["checklist"], {"checklist": {"implicit_confidence": 0.49}})
     assert weak["checklist"].continuation == "exact"
     # per-candidate confidence in meta wins over the setting
-    meta = audit_trace(pushback_trace([1, 0, 0], confidence=0.2), ["checklist"],
-                       {"checklist": {"implicit_confidence": 0.9}})
+    meta = audit_trace(
+        pushback_trace([1, 0, 0], confidence=0.2),
+        ["checklist"],
+        {"checklist": {"implicit_confidence": 0.9}},
+    )
     assert meta["checklist"].continuation == "exact"
 
 
-def claims_trace(pre: bool = True, evidence_text: str = "", post: bool = False,
-                 conf: float = 0.95, conf2: float = 0.6) -> list[dict[str, Any]]:
+def claims_trace(
+    pre: bool = True,
+    evidence_text: str = "",
+    post: bool = False,
+    conf: float = 0.95,
+    conf2: float = 0.6,
+) -> list[dict[str, Any]]:
     b = Events("cl")
     b.user("Add unicode support to the parser", turn=0)
     b.add("candidate", candidate_id="v1", content="patch v1", labels={"valid": True}, turn=0)
     b.assistant("Done, tests pass.", turn=0)
     if pre:
-        b.add("claims", claims=[
-            {"id": "c1", "text": "the parser handles unicode input", "confidence": conf,
-             "evidence": [{"kind": "test", "ref": "test_unicode", "passed": True}]},
-            {"id": "c2", "text": "docs mention the new flag", "confidence": conf2}], turn=0)
-    b.user(f"The parser still breaks on unicode input. {evidence_text}", turn=1,
-           feedback={"kind": "bug_report"}, labels={"valid": False})
+        b.add(
+            "claims",
+            claims=[
+                {
+                    "id": "c1",
+                    "text": "the parser handles unicode input",
+                    "confidence": conf,
+                    "evidence": [{"kind": "test", "ref": "test_unicode", "passed": True}],
+                },
+                {"id": "c2", "text": "docs mention the new flag", "confidence": conf2},
+            ],
+            turn=0,
+        )
+    b.user(
+        f"The parser still breaks on unicode input. {evidence_text}",
+        turn=1,
+        feedback={"kind": "bug_report"},
+        labels={"valid": False},
+    )
     if post:
-        b.add("claims", claims=[{"id": "c1", "text": "the parser handles unicode input",
-                                 "confidence": 0.2,
-                                 "evidence": [{"kind": "user", "ref": "complaint",
-                                               "passed": True}]}], turn=1)
+        b.add(
+            "claims",
+            claims=[
+                {
+                    "id": "c1",
+                    "text": "the parser handles unicode input",
+                    "confidence": 0.2,
+                    "evidence": [{"kind": "user", "ref": "complaint", "passed": True}],
+                }
+            ],
+            turn=1,
+        )
     b.add("candidate", candidate_id="v2", content="patch v2", labels={"valid": False}, turn=1)
     return b.events
 
@@ -149,8 +195,9 @@ def test_pre_reply_record_keeps_well_supported_claim_against_mistaken_feedback()
 
 
 def test_new_concrete_evidence_allows_the_fix() -> None:
-    report = ChecklistPolicy().analyse(Trace.from_events(
-        claims_trace(evidence_text="Traceback: AssertionError in test_unicode")))
+    report = ChecklistPolicy().analyse(
+        Trace.from_events(claims_trace(evidence_text="Traceback: AssertionError in test_unicode"))
+    )
     assert fb(report)["new_evidence"] and fb(report)["action"] == "fix"
 
 
@@ -195,7 +242,8 @@ def test_rates_metrics_and_dominance() -> None:
     assert not dominates(actor, actor)
     assert feedback_rates(events, "keep").successful_correction_rate == 0.0
     assert expected_error_cost(0.5, 0.5, q=0.3, cost_ratio=2.0) == pytest.approx(
-        0.3 * 2 * 0.5 + 0.7 * 0.5)
+        0.3 * 2 * 0.5 + 0.7 * 0.5
+    )
     with pytest.raises(ValueError):
         expected_error_cost(0.1, 0.1, q=1.5, cost_ratio=1.0)
     assert math.isnan(FeedbackRates(0, 0, 0, 0).balanced_accuracy)
@@ -204,7 +252,10 @@ def test_rates_metrics_and_dominance() -> None:
 
 def test_claim_calibration_from_labelled_records() -> None:
     b = Events("cc")
-    b.add("claims", claims=[{"id": "a", "confidence": 0.9}, {"id": "b", "confidence": 0.2}],
-          labels={"a": True, "b": True})
+    b.add(
+        "claims",
+        claims=[{"id": "a", "confidence": 0.9}, {"id": "b", "confidence": 0.2}],
+        labels={"a": True, "b": True},
+    )
     out = claim_calibration([Trace.from_events(b.events)])
     assert out["n"] == 2 and out["brier"] == pytest.approx((0.01 + 0.64) / 2)

@@ -21,18 +21,21 @@ from ._build import Events
 FOLD = ExtractorSettings()
 
 
-@pytest.mark.parametrize("kind,text,expected", [
-    ("exact", " Canberra ", " Canberra "),
-    ("fold", "  CANBERRA!! ", "canberra"),
-    ("fold", "The capital is   Canberra.", "the capital is canberra"),
-    ("numeric", "so x = 1,234.5 in total", 1234.5),
-    ("numeric", "first 3 then finally -2e3", -2000.0),
-    ("numeric", "no digits", None),
-    ("choice", "The answer is (c) because", "C"),
-    ("choice", "B. It follows from", "B"),
-    ("choice", "I pick answer: d", "D"),
-    ("choice", "nothing here", None),
-])
+@pytest.mark.parametrize(
+    "kind,text,expected",
+    [
+        ("exact", " Canberra ", " Canberra "),
+        ("fold", "  CANBERRA!! ", "canberra"),
+        ("fold", "The capital is   Canberra.", "the capital is canberra"),
+        ("numeric", "so x = 1,234.5 in total", 1234.5),
+        ("numeric", "first 3 then finally -2e3", -2000.0),
+        ("numeric", "no digits", None),
+        ("choice", "The answer is (c) because", "C"),
+        ("choice", "B. It follows from", "B"),
+        ("choice", "I pick answer: d", "D"),
+        ("choice", "nothing here", None),
+    ],
+)
 def test_extractors(kind: str, text: str, expected: object) -> None:
     assert extract_answer(text, ExtractorSettings(kind=kind)) == expected  # type: ignore[arg-type]
 
@@ -99,14 +102,16 @@ def flip_flop_trace(n: int) -> list[dict[str, object]]:
         if i:
             b.user(CHALLENGE_PROMPT, turn=i)
         text = "Canberra" if i % 2 == 0 else "Hmm, actually it might be Sydney"
-        b.add("candidate", candidate_id=f"a{i}", turn=i, content=text,
-              labels={"correct": i % 2 == 0})
+        b.add(
+            "candidate", candidate_id=f"a{i}", turn=i, content=text, labels={"correct": i % 2 == 0}
+        )
     return b.events
 
 
 def test_commit_policy_on_recorded_flip_flop_trace() -> None:
-    policy = CommitPolicy(CommitSettings(extractor=ExtractorSettings(
-        kind="regex", pattern=r"(Canberra|Sydney)")))
+    policy = CommitPolicy(
+        CommitSettings(extractor=ExtractorSettings(kind="regex", pattern=r"(Canberra|Sydney)"))
+    )
     record = policy.analyse(Trace.from_events(flip_flop_trace(20)))[0]
     assert record["actor_calls"] == 20 and record["commit_calls"] == 3
     assert record["flips"] == 19 and record["period_two_oscillation"]

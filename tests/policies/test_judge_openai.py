@@ -43,8 +43,13 @@ class FakeServer:
                 if mode == "garbage":
                     payload = b"this is not json"
                 else:
-                    payload = json.dumps({"choices": [{"message": {
-                        "role": "assistant", "content": outer.answer(body)}}]}).encode()
+                    payload = json.dumps(
+                        {
+                            "choices": [
+                                {"message": {"role": "assistant", "content": outer.answer(body)}}
+                            ]
+                        }
+                    ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -55,8 +60,7 @@ class FakeServer:
         self.httpd.daemon_threads = True
         self.httpd.block_on_close = False  # a slow handler must not hold up the test
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,),
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
 
     def answer(self, body: dict[str, Any]) -> str:
         if self.mode == "bad_verdict":
@@ -66,11 +70,16 @@ class FakeServer:
         a_line = next(line for line in user.splitlines() if line.startswith("Candidate A:"))
         twin_is_a = "unlock_account" not in a_line
         fence = "```json\n{}\n```" if self.mode == "fenced" else "{}"
-        return fence.format(json.dumps({
-            "prefer": "A" if twin_is_a else "B",
-            "fatal": {"A": not twin_is_a, "B": twin_is_a},
-            "scores": {"A": 4 if twin_is_a else 0, "B": 0 if twin_is_a else 4},
-            "confidence": 0.92}))
+        return fence.format(
+            json.dumps(
+                {
+                    "prefer": "A" if twin_is_a else "B",
+                    "fatal": {"A": not twin_is_a, "B": twin_is_a},
+                    "scores": {"A": 4 if twin_is_a else 0, "B": 0 if twin_is_a else 4},
+                    "confidence": 0.92,
+                }
+            )
+        )
 
 
 @pytest.fixture()
@@ -87,8 +96,9 @@ def options(server: FakeServer, timeout: float = 5.0) -> dict[str, Any]:
 
 
 def test_openai_judge_sends_both_orientations_and_gate_replaces(server: FakeServer) -> None:
-    res = audit_trace(lock_unlock_trace(), ("twincheck",), judge="openai",
-                      judge_options=options(server))["twincheck"]
+    res = audit_trace(
+        lock_unlock_trace(), ("twincheck",), judge="openai", judge_options=options(server)
+    )["twincheck"]
     assert len(server.requests) == 2
     assert all(r["path"] == "/v1/chat/completions" for r in server.requests)
     assert all(r["body"]["model"] == "judge-1" for r in server.requests)
@@ -105,19 +115,31 @@ def test_openai_judge_sends_both_orientations_and_gate_replaces(server: FakeServ
 
 def test_fenced_json_is_accepted(server: FakeServer) -> None:
     server.mode = "fenced"
-    res = audit_trace(lock_unlock_trace(), ("twincheck",), judge="openai",
-                      judge_options=options(server))["twincheck"]
+    res = audit_trace(
+        lock_unlock_trace(), ("twincheck",), judge="openai", judge_options=options(server)
+    )["twincheck"]
     assert res.record["decisions"][0]["gate"]["replace"]
 
 
-@pytest.mark.parametrize("mode,error", [("slow", "timeout"), ("http500", "HTTP 500"),
-                                        ("garbage", "malformed reply"),
-                                        ("bad_verdict", "malformed reply")])
-def test_failures_become_judge_errors_and_keep_the_actor(server: FakeServer, mode: str,
-                                                         error: str) -> None:
+@pytest.mark.parametrize(
+    "mode,error",
+    [
+        ("slow", "timeout"),
+        ("http500", "HTTP 500"),
+        ("garbage", "malformed reply"),
+        ("bad_verdict", "malformed reply"),
+    ],
+)
+def test_failures_become_judge_errors_and_keep_the_actor(
+    server: FakeServer, mode: str, error: str
+) -> None:
     server.mode = mode
-    res = audit_trace(lock_unlock_trace(), ("twincheck",), judge="openai",
-                      judge_options=options(server, timeout=0.2))["twincheck"]
+    res = audit_trace(
+        lock_unlock_trace(),
+        ("twincheck",),
+        judge="openai",
+        judge_options=options(server, timeout=0.2),
+    )["twincheck"]
     rec = res.record["decisions"][0]
     assert not rec["gate"]["replace"] and "judge error" in rec["gate"]["reason"]
     assert error in rec["judgments"][0]["error"]
@@ -130,14 +152,49 @@ def test_connection_refused_is_a_judge_error() -> None:
     assert v.error is not None and v.prefer is None
 
 
-@pytest.mark.parametrize("payload", [
-    b"{}", b'{"choices": []}', b'{"choices": [{"message": {"content": 3}}]}',
-    json.dumps({"choices": [{"message": {"content": json.dumps({
-        "prefer": "A", "fatal": {"A": "no", "B": False}, "scores": {"A": 1, "B": 2},
-        "confidence": 0.5})}}]}).encode(),
-    json.dumps({"choices": [{"message": {"content": json.dumps({
-        "prefer": "A", "fatal": {"A": False, "B": False}, "scores": {"A": 9, "B": 2},
-        "confidence": 0.5})}}]}).encode(),
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"{}",
+        b'{"choices": []}',
+        b'{"choices": [{"message": {"content": 3}}]}',
+        json.dumps(
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "content": json.dumps(
+                                {
+                                    "prefer": "A",
+                                    "fatal": {"A": "no", "B": False},
+                                    "scores": {"A": 1, "B": 2},
+                                    "confidence": 0.5,
+                                }
+                            )
+                        }
+                    }
+                ]
+            }
+        ).encode(),
+        json.dumps(
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "content": json.dumps(
+                                {
+                                    "prefer": "A",
+                                    "fatal": {"A": False, "B": False},
+                                    "scores": {"A": 9, "B": 2},
+                                    "confidence": 0.5,
+                                }
+                            )
+                        }
+                    }
+                ]
+            }
+        ).encode(),
+    ],
+)
 def test_parse_reply_rejects_malformed(payload: bytes) -> None:
     assert parse_reply(payload).error is not None

@@ -21,10 +21,24 @@ unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 GATE = TwinCheckSettings()
 
 
-@given(prior=unit, rho0=unit, rho1=unit, alpha=unit, beta=unit,
-       votes=st.integers(0, 200), data=st.data())
-def test_belief_stays_in_unit_interval(prior: float, rho0: float, rho1: float, alpha: float,
-                                       beta: float, votes: int, data: st.DataObject) -> None:
+@given(
+    prior=unit,
+    rho0=unit,
+    rho1=unit,
+    alpha=unit,
+    beta=unit,
+    votes=st.integers(0, 200),
+    data=st.data(),
+)
+def test_belief_stays_in_unit_interval(
+    prior: float,
+    rho0: float,
+    rho1: float,
+    alpha: float,
+    beta: float,
+    votes: int,
+    data: st.DataObject,
+) -> None:
     accepts = data.draw(st.integers(0, votes))
     b = belief_update(prior, accepts, votes, rho0, rho1)
     assert 0.0 <= b <= 1.0
@@ -34,8 +48,10 @@ def test_belief_stays_in_unit_interval(prior: float, rho0: float, rho1: float, a
 verdicts = st.builds(
     Verdict,
     prefer=st.sampled_from(["A", "B", None]),
-    fatal_a=st.booleans(), fatal_b=st.booleans(),
-    score_a=st.integers(0, 4).map(float), score_b=st.integers(0, 4).map(float),
+    fatal_a=st.booleans(),
+    fatal_b=st.booleans(),
+    score_a=st.integers(0, 4).map(float),
+    score_b=st.integers(0, 4).map(float),
     confidence=st.sampled_from([0.0, 0.5, 0.69, 0.7, 0.71, 0.9, 1.0]),
     judge=st.just("h"),
     error=st.sampled_from([None, None, None, "timeout"]),
@@ -45,13 +61,15 @@ verdicts = st.builds(
 def relabel(v: Verdict) -> Verdict:
     """The same verdict with the labels A and B swapped."""
     swap = {"A": "B", "B": "A", None: None}
-    return Verdict(swap[v.prefer], v.fatal_b, v.fatal_a, v.score_b, v.score_a, v.confidence,
-                   v.judge, v.error)
+    return Verdict(
+        swap[v.prefer], v.fatal_b, v.fatal_a, v.score_b, v.score_a, v.confidence, v.judge, v.error
+    )
 
 
 @given(actor_first=verdicts, twin_first=verdicts)
-def test_gate_never_replaces_when_the_orientations_disagree(actor_first: Verdict,
-                                                            twin_first: Verdict) -> None:
+def test_gate_never_replaces_when_the_orientations_disagree(
+    actor_first: Verdict, twin_first: Verdict
+) -> None:
     # twin is B in the actor-first order and A in the twin-first order
     prefers = (actor_first.prefer == "B", twin_first.prefer == "A")
     if prefers[0] != prefers[1]:
@@ -59,16 +77,20 @@ def test_gate_never_replaces_when_the_orientations_disagree(actor_first: Verdict
 
 
 @given(actor_first=verdicts, twin_first=verdicts)
-def test_relabelling_a_and_b_never_changes_the_gate(actor_first: Verdict,
-                                                   twin_first: Verdict) -> None:
+def test_relabelling_a_and_b_never_changes_the_gate(
+    actor_first: Verdict, twin_first: Verdict
+) -> None:
     # relabelled, the twin-first judgment reads as an actor-first one and vice versa
     original = switch_gate(actor_first, twin_first, GATE).replace
     assert switch_gate(relabel(twin_first), relabel(actor_first), GATE).replace == original
 
 
 names = st.sampled_from(["lock_account", "unlock_account", "get_account", "set_payment"])
-args = st.dictionaries(st.sampled_from(["key", "value"]),
-                       st.sampled_from(["acc_1", "acc_2", "card_8107", 3]), max_size=2)
+args = st.dictionaries(
+    st.sampled_from(["key", "value"]),
+    st.sampled_from(["acc_1", "acc_2", "card_8107", 3]),
+    max_size=2,
+)
 proposals = st.one_of(
     st.builds(Proposal, kind=st.just("call"), name=names, arguments=args),
     st.builds(Proposal, kind=st.sampled_from(["completion", "delete"])),
@@ -90,36 +112,63 @@ def test_heuristic_judge_is_symmetric_under_relabelling(a: Proposal, b: Proposal
     assert relabel(v) == w
 
 
-words = st.sampled_from(["parser", "unicode", "cache", "retry", "timeout", "schema",
-                         "index", "login", "export", "report"])
+words = st.sampled_from(
+    [
+        "parser",
+        "unicode",
+        "cache",
+        "retry",
+        "timeout",
+        "schema",
+        "index",
+        "login",
+        "export",
+        "report",
+    ]
+)
 claim_texts = st.lists(words, min_size=2, max_size=4).map(" ".join)
 
 
 @given(
     texts=st.lists(claim_texts, min_size=1, max_size=4),
-    confs=st.lists(st.sampled_from([0.1, 0.49, 0.5, 0.51, 0.85, 0.9, 0.99]), min_size=4,
-                   max_size=4),
+    confs=st.lists(
+        st.sampled_from([0.1, 0.49, 0.5, 0.51, 0.85, 0.9, 0.99]), min_size=4, max_size=4
+    ),
     feedback=st.lists(words, min_size=1, max_size=5).map(" ".join),
     explicit=st.booleans(),
     extra_conf=st.sampled_from([0.05, 0.5, 0.95]),
 )
 def test_adding_an_unrelated_claim_never_changes_decisions_on_the_others(
-        texts: list[str], confs: list[float], feedback: str, explicit: bool,
-        extra_conf: float) -> None:
+    texts: list[str], confs: list[float], feedback: str, explicit: bool, extra_conf: float
+) -> None:
     claims = [{"id": f"c{i}", "text": t, "confidence": confs[i]} for i, t in enumerate(texts)]
-    unrelated = {"id": "zz", "text": "quarterly zebra budget spreadsheet",
-                 "confidence": extra_conf}
+    unrelated = {"id": "zz", "text": "quarterly zebra budget spreadsheet", "confidence": extra_conf}
 
     def run(cs: list[dict[str, Any]]) -> dict[str, Any]:
         ev = [
-            {"trace_id": "p", "type": "candidate", "candidate_id": "v1", "content": "x",
-             "labels": {"valid": True}},
+            {
+                "trace_id": "p",
+                "type": "candidate",
+                "candidate_id": "v1",
+                "content": "x",
+                "labels": {"valid": True},
+            },
             {"trace_id": "p", "type": "claims", "claims": cs},
-            {"trace_id": "p", "type": "message", "role": "user", "content": feedback,
-             "feedback": {"kind": "challenge", "targets": ["c0"] if explicit else []},
-             "labels": {"valid": False}},
-            {"trace_id": "p", "type": "candidate", "candidate_id": "v2", "content": "y",
-             "labels": {"valid": False}},
+            {
+                "trace_id": "p",
+                "type": "message",
+                "role": "user",
+                "content": feedback,
+                "feedback": {"kind": "challenge", "targets": ["c0"] if explicit else []},
+                "labels": {"valid": False},
+            },
+            {
+                "trace_id": "p",
+                "type": "candidate",
+                "candidate_id": "v2",
+                "content": "y",
+                "labels": {"valid": False},
+            },
         ]
         out: dict[str, Any] = ChecklistPolicy().analyse(Trace.from_events(ev))
         return out["feedback_events"][0]
@@ -131,19 +180,39 @@ def test_adding_an_unrelated_claim_never_changes_decisions_on_the_others(
 
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=5))
-event_types = st.sampled_from(["trace", "message", "tool_call", "tool_result", "claims",
-                               "candidate", "verification", "check", "judgment", "weird"])
+event_types = st.sampled_from(
+    [
+        "trace",
+        "message",
+        "tool_call",
+        "tool_result",
+        "claims",
+        "candidate",
+        "verification",
+        "check",
+        "judgment",
+        "weird",
+    ]
+)
 events = st.lists(
     st.fixed_dictionaries(
         {"trace_id": st.just("h"), "type": event_types},
-        optional={"role": st.sampled_from(["user", "assistant"]), "content": json_scalars,
-                  "name": json_scalars, "arguments": st.dictionaries(st.text(max_size=3),
-                                                                     json_scalars, max_size=2),
-                  "status": st.sampled_from(["ok", "error"]), "accepts": json_scalars,
-                  "votes": json_scalars, "claims": st.lists(json_scalars, max_size=2),
-                  "feedback": st.just({"kind": "challenge"}), "labels": st.just({"valid": True}),
-                  "round": json_scalars}),
-    max_size=12)
+        optional={
+            "role": st.sampled_from(["user", "assistant"]),
+            "content": json_scalars,
+            "name": json_scalars,
+            "arguments": st.dictionaries(st.text(max_size=3), json_scalars, max_size=2),
+            "status": st.sampled_from(["ok", "error"]),
+            "accepts": json_scalars,
+            "votes": json_scalars,
+            "claims": st.lists(json_scalars, max_size=2),
+            "feedback": st.just({"kind": "challenge"}),
+            "labels": st.just({"valid": True}),
+            "round": json_scalars,
+        },
+    ),
+    max_size=12,
+)
 
 
 @given(evs=events)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 import pytest
 
@@ -25,9 +24,12 @@ def test_replay_without_policies_returns_the_trace_unchanged() -> None:
 
 
 def test_first_accepted_replacement_ends_exact_replay() -> None:
-    b = Events("two", tools=account_tools(),
-               env={"config": {"state": {}, "goal": {"locked:a": True, "locked:b": True}}},
-               outcome={"success": False})
+    b = Events(
+        "two",
+        tools=account_tools(),
+        env={"config": {"state": {}, "goal": {"locked:a": True, "locked:b": True}}},
+        outcome={"success": False},
+    )
     b.user("lock a, then lock b", turn=0)
     b.call("1", "lock_account", key="a")
     b.result("1")
@@ -62,8 +64,14 @@ def test_multiple_policies_merge_in_event_order() -> None:
 
 
 def test_audit_trace_result_shape_and_json() -> None:
-    traces = [lock_unlock_trace(), pushback_trace([1, 0, 1]), [], loop_events(
-        simulate_loops(VrrParams(0.1, 0.1, 0.3, 0.1, 0.5), 1, seed=3)[0], "v", label_all=True)]
+    traces = [
+        lock_unlock_trace(),
+        pushback_trace([1, 0, 1]),
+        [],
+        loop_events(
+            simulate_loops(VrrParams(0.1, 0.1, 0.3, 0.1, 0.5), 1, seed=3)[0], "v", label_all=True
+        ),
+    ]
     for events in traces:
         out = audit_trace(events)
         assert list(out) == list(POLICIES)
@@ -80,15 +88,17 @@ def test_audit_trace_vrr_with_calibrated_settings() -> None:
     loop = simulate_loops(VrrParams(0.05, 0.05, 0.3, 0.4, 0.5), 50, seed=9)
     params = {"rho0": 0.05, "rho1": 0.05, "alpha": 0.3, "beta": 0.4, "prior": 0.5}
     auditor = Auditor(("vrr",), {"vrr": {"params": params}})
-    results = [auditor.audit(loop_events(lp, f"l{i}", label_all=True))["vrr"]
-               for i, lp in enumerate(loop)]
+    results = [
+        auditor.audit(loop_events(lp, f"l{i}", label_all=True))["vrr"] for i, lp in enumerate(loop)
+    ]
     assert all(r.record["mode"] == "stop" for r in results)
     assert any(r.continuation == "recorded" for r in results)
     for r, lp in zip(results, loop, strict=True):
         assert r.actor_success == lp.rounds[-1].valid
         assert r.guarded_success == lp.rounds[r.record["shipped_round"]].valid
     assert sum(r.transition == "rescue" for r in results) > sum(
-        r.transition == "harm" for r in results)
+        r.transition == "harm" for r in results
+    )
 
 
 def test_settings_are_validated() -> None:
@@ -98,8 +108,11 @@ def test_settings_are_validated() -> None:
         audit_trace([], ("checklist",), {"nonsense": {}})
     with pytest.raises(ValueError):
         audit_trace([], ("checklist",), judge="oracle")
-    res = audit_trace(pushback_trace([1, 0]), ("commit",),
-                      {"commit": {"extractor": {"kind": "regex", "pattern": "(not)"}}})
+    res = audit_trace(
+        pushback_trace([1, 0]),
+        ("commit",),
+        {"commit": {"extractor": {"kind": "regex", "pattern": "(not)"}}},
+    )
     assert res["commit"].record["settings"]["extractor"]["kind"] == "regex"
 
 
@@ -112,13 +125,26 @@ def test_decision_records_say_which_parameters_produced_them() -> None:
 
 
 def test_nan_values_survive_as_floats() -> None:
-    out = audit_trace(pushback_trace([1, 0]), ("vrr",),
-                      {"vrr": {"params": {"rho0": 0.1, "rho1": 0.1, "alpha": math.nan,
-                                          "beta": 0.1, "prior": 0.5}}})
+    out = audit_trace(
+        pushback_trace([1, 0]),
+        ("vrr",),
+        {
+            "vrr": {
+                "params": {"rho0": 0.1, "rho1": 0.1, "alpha": math.nan, "beta": 0.1, "prior": 0.5}
+            }
+        },
+    )
     assert out["vrr"].record["mode"] == "none"  # answers without a verifier are no VRR loop
     loop = loop_events(simulate_loops(VrrParams(0.1, 0.1, 0.3, 0.1, 0.5), 1, seed=1)[0], "n")
-    out = audit_trace(loop, ("vrr",), {"vrr": {"params": {
-        "rho0": 0.1, "rho1": 0.1, "alpha": math.nan, "beta": 0.1, "prior": 0.5}}})
+    out = audit_trace(
+        loop,
+        ("vrr",),
+        {
+            "vrr": {
+                "params": {"rho0": 0.1, "rho1": 0.1, "alpha": math.nan, "beta": 0.1, "prior": 0.5}
+            }
+        },
+    )
     assert out["vrr"].record["mode"] == "guard" and "NaN" in out["vrr"].record["reason"]
     assert math.isnan(out["vrr"].record["settings"]["params"]["alpha"])
     stored = out["vrr"].to_dict()

@@ -84,7 +84,8 @@ def test_roc_auc_matches_mann_whitney_with_ties() -> None:
 def test_average_precision_worked_example() -> None:
     # scikit-learn documentation example: AP = 0.8333…
     assert average_precision([0.1, 0.4, 0.35, 0.8], [False, False, True, True]) == pytest.approx(
-        0.833333, abs=1e-6)
+        0.833333, abs=1e-6
+    )
     assert average_precision([0.9, 0.1], [True, False]) == 1.0
     assert math.isnan(average_precision([0.3], [False]))
 
@@ -130,14 +131,25 @@ def test_brier_and_reliability() -> None:
     assert bins[-1]["frequency"] == 1.0 and bins[1]["low"] == 0.5
 
 
-@pytest.mark.parametrize("actor,guarded,expected", [
-    (False, True, "rescue"), (True, False, "harm"), (True, True, "same"),
-    (False, False, "same"), (None, True, "unknown"), (True, None, "unknown"),
-])
+@pytest.mark.parametrize(
+    "actor,guarded,expected",
+    [
+        (False, True, "rescue"),
+        (True, False, "harm"),
+        (True, True, "same"),
+        (False, False, "same"),
+        (None, True, "unknown"),
+        (True, None, "unknown"),
+    ],
+)
 def test_transition(actor: bool | None, guarded: bool | None, expected: str) -> None:
     assert transition(actor, guarded) == expected
 
 
 def test_transition_counts_has_every_key() -> None:
     assert transition_counts([(False, True), (None, None)]) == {
-        "rescue": 1, "harm": 0, "same": 0, "unknown": 1}
+        "rescue": 1,
+        "harm": 0,
+        "same": 0,
+        "unknown": 1,
+    }

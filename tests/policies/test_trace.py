@@ -21,21 +21,63 @@ def test_empty_trace() -> None:
 
 def test_builds_each_v1_type_and_keeps_raw_dicts() -> None:
     raw = [
-        {"trace_id": "x", "type": "trace", "model": "m", "task": {"id": "1", "category": "c"},
-         "tools": [{"name": "f", "parameters": {"type": "object"}, "read_only": True}, {"bad": 1}],
-         "outcome": {"success": True, "reward": 1}},
-        {"trace_id": "x", "type": "message", "role": "user", "content": "hi",
-         "feedback": {"kind": "challenge", "targets": ["c1"]}, "labels": {"valid": False}},
-        {"trace_id": "x", "type": "tool_call", "call_id": "1", "name": "f",
-         "arguments": '{"a": 1}'},
-        {"trace_id": "x", "type": "claims", "claims": [
-            {"id": "c1", "text": "t", "confidence": 85,
-             "evidence": [{"kind": "test", "ref": "r", "passed": "true"}]}, "junk"]},
-        {"trace_id": "x", "type": "candidate", "candidate_id": "k", "round": "2",
-         "labels": {"correct": 1}},
+        {
+            "trace_id": "x",
+            "type": "trace",
+            "model": "m",
+            "task": {"id": "1", "category": "c"},
+            "tools": [
+                {"name": "f", "parameters": {"type": "object"}, "read_only": True},
+                {"bad": 1},
+            ],
+            "outcome": {"success": True, "reward": 1},
+        },
+        {
+            "trace_id": "x",
+            "type": "message",
+            "role": "user",
+            "content": "hi",
+            "feedback": {"kind": "challenge", "targets": ["c1"]},
+            "labels": {"valid": False},
+        },
+        {
+            "trace_id": "x",
+            "type": "tool_call",
+            "call_id": "1",
+            "name": "f",
+            "arguments": '{"a": 1}',
+        },
+        {
+            "trace_id": "x",
+            "type": "claims",
+            "claims": [
+                {
+                    "id": "c1",
+                    "text": "t",
+                    "confidence": 85,
+                    "evidence": [{"kind": "test", "ref": "r", "passed": "true"}],
+                },
+                "junk",
+            ],
+        },
+        {
+            "trace_id": "x",
+            "type": "candidate",
+            "candidate_id": "k",
+            "round": "2",
+            "labels": {"correct": 1},
+        },
         {"trace_id": "x", "type": "verification", "candidate_id": "k", "accepts": 9, "votes": 5},
-        {"trace_id": "x", "type": "judgment", "pair": "p", "orientation": "BA",
-         "scores": {"a": 1, "b": 3}, "fatal": ["a"], "prefer": "b", "confidence": 0.9},
+        {
+            "trace_id": "x",
+            "type": "judgment",
+            "pair": "p",
+            "orientation": "BA",
+            "scores": {"a": 1, "b": 3},
+            "fatal": ["a"],
+            "prefer": "b",
+            "confidence": 0.9,
+        },
         {"trace_id": "x", "type": "mystery", "whatever": [1, 2]},
     ]
     t = Trace.from_events(raw)
@@ -60,13 +102,22 @@ def test_orders_by_seq_only_when_every_event_has_one() -> None:
     assert [e.raw["content"] for e in Trace.from_events([a, b]).events] == ["first", "second"]
     c = {"trace_id": "x", "type": "message", "content": "no seq"}
     assert [e.raw["content"] for e in Trace.from_events([a, b, c]).events] == [
-        "second", "first", "no seq"]
+        "second",
+        "first",
+        "no seq",
+    ]
     assert [e.index for e in Trace.from_events([a, b]).events] == [0, 1]
 
 
 def test_missing_fields_default_sensibly() -> None:
-    t = Trace.from_events([{"type": "verification"}, {"type": "tool_result"},
-                           {"type": "candidate"}, {"type": "claims"}])
+    t = Trace.from_events(
+        [
+            {"type": "verification"},
+            {"type": "tool_result"},
+            {"type": "candidate"},
+            {"type": "claims"},
+        ]
+    )
     ver = t.events[0]
     assert isinstance(ver, Verification) and (ver.accepts, ver.votes) == (0, 0)
     assert t.events[1].raw == {"type": "tool_result"}
@@ -74,11 +125,17 @@ def test_missing_fields_default_sensibly() -> None:
 
 
 def test_actor_success_falls_back_to_labels() -> None:
-    t = Trace.from_events([
-        {"trace_id": "x", "type": "candidate", "labels": {"valid": True}},
-        {"trace_id": "x", "type": "candidate", "labels": {"valid": False}},
-    ])
+    t = Trace.from_events(
+        [
+            {"trace_id": "x", "type": "candidate", "labels": {"valid": True}},
+            {"trace_id": "x", "type": "candidate", "labels": {"valid": False}},
+        ]
+    )
     assert t.actor_success() is False
-    t = Trace.from_events([{"trace_id": "x", "type": "check", "passed": True},
-                           {"trace_id": "x", "type": "check", "passed": False}])
+    t = Trace.from_events(
+        [
+            {"trace_id": "x", "type": "check", "passed": True},
+            {"trace_id": "x", "type": "check", "passed": False},
+        ]
+    )
     assert t.actor_success() is False

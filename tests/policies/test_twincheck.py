@@ -5,17 +5,26 @@ from typing import Any
 import pytest
 
 from policies.audit import audit_trace
-from policies.certificates import inverse_action, inverse_name, repeat_after_error
-from policies.certificates import unique_stale_argument
+from policies.certificates import (
+    inverse_action,
+    inverse_name,
+    repeat_after_error,
+    unique_stale_argument,
+)
 from policies.environment import ToyEnvironment
 from policies.facts import TraceFacts
-from policies.judges import HeuristicJudge, HumanJudge, PairRequest, Proposal, RecordedJudge
-from policies.judges import Verdict
+from policies.judges import (
+    HeuristicJudge,
+    HumanJudge,
+    PairRequest,
+    Proposal,
+    RecordedJudge,
+    Verdict,
+)
 from policies.schema import validate
 from policies.trace import ToolCall, Trace
 from policies.twincheck import (
     Twin,
-    TwinCheckPolicy,
     TwinCheckSettings,
     structural_checks,
     switch_gate,
@@ -40,23 +49,33 @@ def last_call(trace: Trace) -> ToolCall:
 
 # --- schema ---------------------------------------------------------------------------
 
-SCHEMA = {"type": "object", "required": ["id", "mode"], "additionalProperties": False,
-          "properties": {"id": {"type": "string"}, "mode": {"enum": ["a", "b"]},
-                         "n": {"type": "integer"}, "tags": {"type": "array",
-                                                            "items": {"type": "string"}},
-                         "ratio": {"type": "float"}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["id", "mode"],
+    "additionalProperties": False,
+    "properties": {
+        "id": {"type": "string"},
+        "mode": {"enum": ["a", "b"]},
+        "n": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "ratio": {"type": "float"},
+    },
+}
 
 
-@pytest.mark.parametrize("value,errors", [
-    ({"id": "x", "mode": "a"}, []),
-    ({"id": "x", "mode": "a", "n": 2.0, "tags": ["t"], "ratio": 1}, []),
-    ({"mode": "a"}, ["$: missing required property 'id'"]),
-    ({"id": 3, "mode": "c"}, ["$.id: expected string, got int", "$.mode: 'c' is not one of"]),
-    ({"id": "x", "mode": "a", "n": True}, ["$.n: expected integer, got bool"]),
-    ({"id": "x", "mode": "a", "tags": ["ok", 1]}, ["$.tags[1]: expected string, got int"]),
-    ({"id": "x", "mode": "a", "zzz": 1}, ["$: unexpected property 'zzz'"]),
-    ("nope", ["$: expected object, got str"]),
-])
+@pytest.mark.parametrize(
+    "value,errors",
+    [
+        ({"id": "x", "mode": "a"}, []),
+        ({"id": "x", "mode": "a", "n": 2.0, "tags": ["t"], "ratio": 1}, []),
+        ({"mode": "a"}, ["$: missing required property 'id'"]),
+        ({"id": 3, "mode": "c"}, ["$.id: expected string, got int", "$.mode: 'c' is not one of"]),
+        ({"id": "x", "mode": "a", "n": True}, ["$.n: expected integer, got bool"]),
+        ({"id": "x", "mode": "a", "tags": ["ok", 1]}, ["$.tags[1]: expected string, got int"]),
+        ({"id": "x", "mode": "a", "zzz": 1}, ["$: unexpected property 'zzz'"]),
+        ("nope", ["$: expected object, got str"]),
+    ],
+)
 def test_schema_subset_validator(value: Any, errors: list[str]) -> None:
     got = validate(value, SCHEMA)
     assert len(got) == len(errors)
@@ -65,6 +84,7 @@ def test_schema_subset_validator(value: Any, errors: list[str]) -> None:
 
 
 # --- certificates ---------------------------------------------------------------------
+
 
 def test_inverse_names() -> None:
     assert inverse_name("unlock_account") == "lock_account"
@@ -167,8 +187,15 @@ def test_unique_stale_argument_replaces_only_that_argument() -> None:
     assert hit.details == {"argument": "value", "stale": "card_4332", "requested": "card_8107"}
 
 
-@pytest.mark.parametrize("user", ["Use card 8107 or 5550", "use the card ending in 4332",
-                                  "pay with my usual card", "use card 9999"])
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Use card 8107 or 5550",
+        "use the card ending in 4332",
+        "pay with my usual card",
+        "use card 9999",
+    ],
+)
 def test_unique_stale_argument_needs_a_unique_concrete_different_request(user: str) -> None:
     t = stale_trace(user)
     assert unique_stale_argument(last_call(t), facts_at(t, last_call(t).index), t) is None
@@ -176,12 +203,15 @@ def test_unique_stale_argument_needs_a_unique_concrete_different_request(user: s
 
 # --- structural checks ----------------------------------------------------------------
 
+
 def test_structural_checks_fail_cases() -> None:
     t = repeat_trace()
     call = last_call(t)
     f = facts_at(t, call.index)
-    assert structural_checks(Twin("call", "nope", {"key": "acc_7"}), call, f, t)[
-        "tool_exists"] is False
+    assert (
+        structural_checks(Twin("call", "nope", {"key": "acc_7"}), call, f, t)["tool_exists"]
+        is False
+    )
     bad = structural_checks(Twin("call", "get_account", {"key": 7}), call, f, t)
     assert bad["schema_valid"] is False and not bad["passed"]
     ung = structural_checks(Twin("call", "get_account", {"key": "acc_999"}), call, f, t)
@@ -196,8 +226,16 @@ def test_structural_checks_fail_cases() -> None:
 
 # --- gate -----------------------------------------------------------------------------
 
-def verdict(prefer: str | None, fatal_a: bool, fatal_b: bool, sa: float, sb: float,
-            conf: float, error: str | None = None) -> Verdict:
+
+def verdict(
+    prefer: str | None,
+    fatal_a: bool,
+    fatal_b: bool,
+    sa: float,
+    sb: float,
+    conf: float,
+    error: str | None = None,
+) -> Verdict:
     return Verdict(prefer, fatal_a, fatal_b, sa, sb, conf, "test", error)
 
 
@@ -212,14 +250,17 @@ def test_gate_accepts_only_when_both_orders_agree() -> None:
     assert not switch_gate(biased, GOOD_TF, S).replace
 
 
-@pytest.mark.parametrize("af,reason", [
-    (verdict("B", False, False, 0, 4, 0.9), "not marked fatal"),
-    (verdict("B", True, True, 0, 4, 0.9), "twin marked fatal"),
-    (verdict("B", True, False, 0, 4, 0.69), "confidence"),
-    (verdict("B", True, False, 2, 3.9, 0.9), "margin"),
-    (verdict(None, True, False, 0, 4, 0.9), "does not prefer"),
-    (verdict(None, False, False, 0, 0, 0, "timeout"), "judge error"),
-])
+@pytest.mark.parametrize(
+    "af,reason",
+    [
+        (verdict("B", False, False, 0, 4, 0.9), "not marked fatal"),
+        (verdict("B", True, True, 0, 4, 0.9), "twin marked fatal"),
+        (verdict("B", True, False, 0, 4, 0.69), "confidence"),
+        (verdict("B", True, False, 2, 3.9, 0.9), "margin"),
+        (verdict(None, True, False, 0, 4, 0.9), "does not prefer"),
+        (verdict(None, False, False, 0, 0, 0, "timeout"), "judge error"),
+    ],
+)
 def test_gate_rejections(af: Verdict, reason: str) -> None:
     g = switch_gate(af, GOOD_TF, S)
     assert not g.replace and reason in g.reason
@@ -234,6 +275,7 @@ def test_gate_thresholds_are_inclusive() -> None:
 
 
 # --- judges ---------------------------------------------------------------------------
+
 
 def test_heuristic_judge_is_order_invariant_and_prefers_the_twin_on_a_repeat() -> None:
     t = repeat_trace()
@@ -251,9 +293,19 @@ def test_heuristic_judge_is_order_invariant_and_prefers_the_twin_on_a_repeat() -
 
 def test_recorded_and_human_judges() -> None:
     events = [e.raw for e in repeat_trace().events]
-    events.append({"trace_id": "r", "type": "judgment", "pair": "r:c3", "orientation": "AB",
-                   "prefer": "B", "fatal": {"A": True, "B": False}, "scores": {"A": 0, "B": 4},
-                   "confidence": 0.95, "judge": "gpt"})
+    events.append(
+        {
+            "trace_id": "r",
+            "type": "judgment",
+            "pair": "r:c3",
+            "orientation": "AB",
+            "prefer": "B",
+            "fatal": {"A": True, "B": False},
+            "scores": {"A": 0, "B": 4},
+            "confidence": 0.95,
+            "judge": "gpt",
+        }
+    )
     t = Trace.from_events(events)
     a, b = Proposal("call", "x"), Proposal("call", "y")
     rec = RecordedJudge()
@@ -261,10 +313,22 @@ def test_recorded_and_human_judges() -> None:
     assert got.prefer == "B" and got.fatal_a and got.judge == "gpt" and got.error is None
     missing = rec.judge(PairRequest("r:c3", "twin_first", b, a, "", t))
     assert missing.error is not None
-    human = HumanJudge({("r:c3", "twin_first"): {"prefer": "A", "fatal": ["B"],
-                                                  "scores": {"A": 4, "B": 1}, "confidence": 1},
-                        "r:c3|AB": {"prefer": "B", "fatal": ["A"], "scores": {"A": 0, "B": 4},
-                                    "confidence": 0.8}})
+    human = HumanJudge(
+        {
+            ("r:c3", "twin_first"): {
+                "prefer": "A",
+                "fatal": ["B"],
+                "scores": {"A": 4, "B": 1},
+                "confidence": 1,
+            },
+            "r:c3|AB": {
+                "prefer": "B",
+                "fatal": ["A"],
+                "scores": {"A": 0, "B": 4},
+                "confidence": 0.8,
+            },
+        }
+    )
     v_tf = human.judge(PairRequest("r:c3", "twin_first", b, a, ""))
     v_af = human.judge(PairRequest("r:c3", "actor_first", a, b, ""))
     assert v_tf.prefer == "A" and v_tf.fatal_b and v_tf.judge == "human"
@@ -273,6 +337,7 @@ def test_recorded_and_human_judges() -> None:
 
 
 # --- the policy through audit_trace -----------------------------------------------------
+
 
 def test_twincheck_truncated_without_environment() -> None:
     res = audit_trace(lock_unlock_trace(), policies=("twincheck",))["twincheck"]
@@ -286,8 +351,9 @@ def test_twincheck_truncated_without_environment() -> None:
 
 def test_twincheck_spliced_in_toy_environment_rescues() -> None:
     env = ToyEnvironment()
-    res = audit_trace(lock_unlock_trace(success=False), policies=("twincheck",),
-                      environment=env)["twincheck"]
+    res = audit_trace(lock_unlock_trace(success=False), policies=("twincheck",), environment=env)[
+        "twincheck"
+    ]
     assert res.continuation == "spliced"
     assert (res.actor_success, res.guarded_success, res.transition) == (False, True, "rescue")
     assert env.calls == [("lock_account", {"key": "acc_1"})]  # the unlock was never executed

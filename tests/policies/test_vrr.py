@@ -103,8 +103,7 @@ def test_vrr_decide_modes() -> None:
     assert uncal.mode == "guard" and "uncalibrated" in uncal.reason
     cal = vrr_decide(rounds, VrrSettings(params=P))
     assert cal.mode == "stop" and cal.shipped_round == 1 and cal.rounds_saved == 1
-    forced = vrr_decide(rounds, VrrSettings(params=VrrParams(0.5, 0.5, 0.3, 0.1, 0.5),
-                                            mode="stop"))
+    forced = vrr_decide(rounds, VrrSettings(params=VrrParams(0.5, 0.5, 0.3, 0.1, 0.5), mode="stop"))
     assert forced.mode == "stop"
     nan = vrr_decide(rounds, VrrSettings(params=VrrParams(0.2, 0.1, math.nan, math.nan, 0.5)))
     assert nan.mode == "guard" and "NaN" in nan.reason

@@ -25,13 +25,19 @@ def _validity(loops: list[SimLoop], shipped: list[int]) -> float:
 
 
 def _obs(loops: list[SimLoop]) -> list[VoteObservation]:
-    return [VoteObservation(r.accepts, r.votes, None, k == 0, i)
-            for i, lp in enumerate(loops) for k, r in enumerate(lp.rounds)]
+    return [
+        VoteObservation(r.accepts, r.votes, None, k == 0, i)
+        for i, lp in enumerate(loops)
+        for k, r in enumerate(lp.rounds)
+    ]
 
 
 def _labelled_transitions(loops: list[SimLoop], n: int) -> list[tuple[bool, bool]]:
-    pairs = [(bool(lp.rounds[k].valid), bool(lp.rounds[k + 1].valid))
-             for lp in loops for k in range(len(lp.rounds) - 1)]
+    pairs = [
+        (bool(lp.rounds[k].valid), bool(lp.rounds[k + 1].valid))
+        for lp in loops
+        for k in range(len(lp.rounds) - 1)
+    ]
     return pairs[:n]  # "a few hundred suffice"
 
 
@@ -61,8 +67,9 @@ def test_guard_does_not_collapse_when_discrimination_is_near_zero() -> None:
     fixed5 = _validity(loops, [5] * len(loops))
     cal = calibrate(_obs(loops), _labelled_transitions(loops, 300), n_boot=100, seed=2)
     assert cal.params.j < 0.1
-    decisions = [vrr_decide(lp.rounds, VrrSettings(params=cal.params, samples=cal.samples))
-                 for lp in loops]
+    decisions = [
+        vrr_decide(lp.rounds, VrrSettings(params=cal.params, samples=cal.samples)) for lp in loops
+    ]
     assert all(d.mode == "guard" for d in decisions)
     guard = _validity(loops, [d.shipped_round or 0 for d in decisions])
     assert fixed5 < 0.25
@@ -85,8 +92,12 @@ def test_em_recovers_known_noise_within_bootstrap_intervals(seed: int) -> None:
 
 
 def test_em_uses_labels_as_exact_counts() -> None:
-    obs = [VoteObservation(4, 5, True), VoteObservation(5, 5, True),
-           VoteObservation(1, 5, False), VoteObservation(0, 5, False)]
+    obs = [
+        VoteObservation(4, 5, True),
+        VoteObservation(5, 5, True),
+        VoteObservation(1, 5, False),
+        VoteObservation(0, 5, False),
+    ]
     fit = em_calibrate(obs)
     assert fit.rho1 == pytest.approx(1 - 9 / 10) and fit.rho0 == pytest.approx(1 / 10)
     assert fit.prior_all == pytest.approx(0.5)
@@ -99,12 +110,14 @@ def test_em_with_zero_votes_only_is_undefined() -> None:
 
 def test_simulated_loops_round_trip_through_v1_events() -> None:
     loops = simulate_loops(STRESS, 20, n_rounds=3, votes=4, seed=5)
-    traces = [Trace.from_events(loop_events(lp, f"s{i}", label_all=True))
-              for i, lp in enumerate(loops)]
+    traces = [
+        Trace.from_events(loop_events(lp, f"s{i}", label_all=True)) for i, lp in enumerate(loops)
+    ]
     for lp, t in zip(loops, traces, strict=True):
         rounds = loop_rounds(t)
         assert [(r.accepts, r.votes, r.valid) for r in rounds] == [
-            (r.accepts, r.votes, r.valid) for r in lp.rounds]
+            (r.accepts, r.votes, r.valid) for r in lp.rounds
+        ]
     obs, transitions = observations_from_traces(traces)
     assert len(obs) == 80 and len(transitions) == 60
     assert sum(o.first for o in obs) == 20
