@@ -1,0 +1,28 @@
+#!/bin/sh
+# Container entrypoint: `web` migrates then serves, `worker` waits for the migrations then runs
+# Celery; anything else is run as given (e.g. `python manage.py createsuperuser`).
+set -eu
+
+case "${1:-web}" in
+  web)
+    # Only the web service migrates, so two processes never race on the same migration.
+    python manage.py migrate --noinput
+    exec gunicorn auditor.wsgi:application \
+      --bind 0.0.0.0:8000 \
+      --workers "${WEB_CONCURRENCY:-3}" \
+      --timeout "${GUNICORN_TIMEOUT:-60}" \
+      --access-logfile - \
+      --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-*}"
+    ;;
+  worker)
+    # A task that ran against an unmigrated database would fail; wait for web's migrate.
+    until python manage.py migrate --check >/dev/null 2>&1; do
+      echo "worker: waiting for database migrations" >&2
+      sleep 3
+    done
+    exec celery -A auditor worker -Q ingest,audit,export -l info --concurrency "${WORKER_CONCURRENCY:-2}"
+    ;;
+  *)
+    exec "$@"
+    ;;
+esac
