@@ -108,6 +108,16 @@ def _splice(
     return out, env.check(), log
 
 
+def actor_outcome(trace: Trace, env: Environment) -> bool | None:
+    """The actor's outcome by re-executing its recorded calls (for traces that do not record
+    one); a faithful environment reproduces recorded verdicts exactly (SPEC §4)."""
+    env.reset(trace)
+    for e in trace.events:
+        if isinstance(e, ToolCall):
+            env.execute(e.name, dict(e.arguments))
+    return env.check()
+
+
 def _stream(policies: Sequence[GuardPolicy], trace: Trace) -> Iterable[Decision]:
     if len(policies) == 1:
         return policies[0].decisions(trace)
@@ -126,6 +136,8 @@ def replay(
     trajectory is the input events, unchanged and in order."""
     t = trace if isinstance(trace, Trace) else Trace.from_events(trace)
     actor = t.actor_success()
+    if actor is None and environment is not None:
+        actor = actor_outcome(t, environment)
     decisions: list[Decision] = []
     accepted: Decision | None = None
     for d in _stream(policies, t):

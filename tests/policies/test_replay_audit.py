@@ -150,3 +150,10 @@ def test_nan_values_survive_as_floats() -> None:
     stored = out["vrr"].to_dict()
     assert stored["record"]["settings"]["params"]["alpha"] is None
     json.dumps(stored, allow_nan=False)
+
+
+def test_actor_outcome_comes_from_the_environment_when_not_recorded() -> None:
+    env = ToyEnvironment()
+    r = replay(lock_unlock_trace(success=None), [TwinCheckPolicy()], env)
+    assert (r.actor_success, r.guarded_success) == (False, True)
+    assert replay(lock_unlock_trace(success=None)).actor_success is None
