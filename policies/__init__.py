@@ -1,8 +1,9 @@
 """Trace Auditor's policy library: the four guard policies, the replay engine, environments,
 judges and statistics as plain Python (SPEC §2: no Django, no database, no Celery here).
 
-The app calls `audit_trace` (or an `Auditor` reused across a run's traces). See
-docs/policies.md.
+The app calls `audit_trace` (or an `Auditor` reused across a run's traces) and `summarise_run`.
+VRR calibration (`policies.vrr_calibration`, the one numpy user) is imported on demand, so
+auditing a trace needs nothing beyond the standard library. See docs/policies.md.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from .extractors import ExtractorSettings, answers_agree, extract_answer
 from .judge_openai import OpenAIJudge
 from .judges import HeuristicJudge, HumanJudge, Judge, RecordedJudge, Verdict, make_judge
 from .replay import ReplayResult, replay
+from .report import summarise_run
 from .trace import Trace
 from .transitions import transition, transition_counts
 from .twincheck import TwinCheckPolicy, TwinCheckSettings, switch_gate
 from .vrr import VrrParams, VrrSettings, belief_update, marginal_gain, stop_rule, vrr_decide
-from .vrr_calibration import calibrate, em_calibrate, observations_from_traces
 from .vrr_policy import VrrPolicy
 
 __all__ = [
@@ -54,16 +55,14 @@ __all__ = [
     "audit_trace",
     "belief_update",
     "build_policy",
-    "calibrate",
     "commit_rule",
-    "em_calibrate",
     "extract_answer",
     "make_judge",
     "marginal_gain",
-    "observations_from_traces",
     "replay",
     "revision_rule",
     "stop_rule",
+    "summarise_run",
     "switch_gate",
     "transition",
     "transition_counts",

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .trace import Candidate, Trace, Verification, label_outcome
-from .vrr import Round, VrrParams
+from .trace import Trace
+from .vrr import VrrParams
+from .vrr_loops import loop_rounds
 
 FloatArray = npt.NDArray[np.float64]
 _EPS = 1e-9
@@ -244,52 +245,6 @@ def calibrate(
     return Calibration(
         point, intervals, tuple(samples), em, counts, len(obs), level, n_boot, seed, notes
     )
-
-
-def loop_rounds(trace: Trace) -> list[Round]:
-    """The verify-repair rounds of a trace: candidates in order of ``round`` (then position),
-    each with the summed votes of its ``verification`` events (matched by ``candidate_id``,
-    else by ``round``). Candidates with no verification have zero votes."""
-    cands: list[Candidate] = []
-    acc: dict[str, list[int]] = {}
-    by_round: dict[int, list[int]] = {}
-    for e in trace.events:
-        if isinstance(e, Candidate):
-            cands.append(e)
-        elif isinstance(e, Verification):
-            if e.candidate_id:
-                tally = acc.setdefault(e.candidate_id, [0, 0])
-            elif e.round is not None:
-                tally = by_round.setdefault(e.round, [0, 0])
-            else:
-                continue
-            tally[0] += e.accepts
-            tally[1] += e.votes
-    if not cands:
-        return []
-    ordered = sorted(
-        range(len(cands)),
-        key=lambda i: (cands[i].round if cands[i].round is not None else i, i),
-    )
-    out: list[Round] = []
-    for k, i in enumerate(ordered):
-        c = cands[i]
-        found = acc.get(c.candidate_id) if c.candidate_id else None
-        if found is None and c.round is not None:
-            found = by_round.get(c.round)
-        v = found
-        a, n = (v[0], v[1]) if v else (0, 0)
-        out.append(
-            Round(
-                round=c.round if c.round is not None else k,
-                accepts=a,
-                votes=n,
-                candidate_id=c.candidate_id,
-                valid=label_outcome(c.labels),
-                event_index=c.index,
-            )
-        )
-    return out
 
 
 def observations_from_traces(

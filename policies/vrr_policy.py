@@ -13,7 +13,7 @@ from typing import Any
 from .decision import Decision
 from .trace import JsonDict, Trace
 from .vrr import VrrSettings, vrr_decide
-from .vrr_calibration import loop_rounds
+from .vrr_loops import loop_rounds
 
 
 class VrrPolicy:
