@@ -1,13 +1,16 @@
-"""Grouping validated events into traces, and the trace-level rules of SPEC §3.
+"""The trace-level rules of SPEC §3, applied line by line while the file streams past.
 
-Pure Python (no database): the ingest service feeds it events line by line and stores what
-`finish()` accepts. A trace with any bad line is rejected whole; other traces are unaffected.
+Pure Python (no database). The collector keeps a small `TraceState` per trace — never the
+events themselves — so memory does not grow with the file. For each valid event it decides at
+once whether the event can be written; rules that can only be judged at the end (the header
+must be the first event) are checked in `finish()`. A trace with any bad line is rejected whole;
+rows it already wrote are deleted by the store before the upload becomes visible.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from traces.reader import LineError
 
@@ -25,145 +28,138 @@ def trace_id_from_raw(line: bytes) -> str | None:
     return m.group(1).decode("utf-8", errors="replace")
 
 
-@dataclass(slots=True)
-class Row:
-    """One event ready to store: hot columns and the payload as JSON bytes."""
-
-    seq: int | None
-    type: str
-    turn: int | None
-    role: str
-    name: str
-    call_id: str
-    status: str
-    line: int
-    payload: bytes
-
-
-@dataclass(slots=True)
-class PendingTrace:
+@dataclass(slots=True, eq=False)
+class TraceState:
     trace_id: str
     first_line: int
-    rows: list[Row] = field(default_factory=list)
+    pk: int | None = None  # the Trace row's id, reserved when the first event is written
+    row_written: bool = False  # the Trace row itself exists (rows for it may need deleting)
+    count: int = 0
+    explicit_seq: bool | None = None  # None until the first event says
+    seqs: set[int] | None = None
+    min_seq: int | None = None
     header: dict | None = None
+    header_seq: int | None = None
+    header_line: int = 0
+    header_late: bool = False  # the header arrived after the Trace row was written
     rejected: bool = False
+
+
+# (state, seq, type, turn, role, name, call_id, status, line, payload)
+Row = tuple[TraceState, int, str, "int | None", str, str, str, str, int, bytes]
 
 
 def _text(event: dict, key: str) -> str:
     value = event.get(key)
     if value is None:
         return ""
-    if not isinstance(value, str):
+    if value.__class__ is not str:
         value = str(value)
     return value[: _WIDTH[key]]
 
 
 class Collector:
-    """Accumulates events per trace in first-seen order."""
+    """Decides, event by event, what is written; records every error with its line."""
 
     def __init__(self, *, max_events_per_trace: int, max_reported_errors: int) -> None:
         self.max_events = max_events_per_trace
         self.max_reported = max_reported_errors
-        self.traces: dict[str, PendingTrace] = {}
+        self.traces: dict[str, TraceState] = {}
         self.errors: list[LineError] = []
         self.error_count = 0
         self.warnings: list[LineError] = []
-        self.events_seen = 0
 
-    # -- feeding ------------------------------------------------------------------------
+    def state(self, trace_id: str, line: int) -> TraceState:
+        st = self.traces.get(trace_id)
+        if st is None:
+            st = self.traces[trace_id] = TraceState(trace_id, line)
+        return st
+
+    # -- errors -------------------------------------------------------------------------
     def error(self, line: int, trace_id: str | None, path: str, message: str) -> None:
         """Record a bad line; its trace (when known) is rejected whole."""
+        self._report(line, trace_id, path, message)
+        if trace_id is not None:
+            self.state(trace_id, line).rejected = True
+
+    def _report(self, line: int, trace_id: str | None, path: str, message: str) -> None:
         self.error_count += 1
         if len(self.errors) < self.max_reported:
             self.errors.append(LineError(line, trace_id, path, message))
-        if trace_id is not None:
-            pending = self.traces.get(trace_id)
-            if pending is None:
-                pending = self.traces[trace_id] = PendingTrace(trace_id, line)
-            self._reject(pending)
 
     def warn(self, line: int, trace_id: str | None, message: str) -> None:
         if len(self.warnings) < self.max_reported:
             self.warnings.append(LineError(line, trace_id, "$", message))
 
-    def add(self, line: int, event: dict, payload: bytes) -> None:
-        """Add one event that passed `validate_event`."""
-        self.events_seen += 1
+    # -- events -------------------------------------------------------------------------
+    def add(self, line: int, event: dict, payload: bytes) -> Row | None:
+        """The row to write for an event that passed `validate_event`, or None when its trace is
+        (now) rejected."""
         trace_id = event["trace_id"]
-        pending = self.traces.get(trace_id)
-        if pending is None:
-            pending = self.traces[trace_id] = PendingTrace(trace_id, line)
-        if pending.rejected:
-            return
-        if len(pending.rows) >= self.max_events:
-            self.error(
-                line,
-                trace_id,
-                "$",
-                f"trace has more than {self.max_events} events (TA_MAX_EVENTS_PER_TRACE)",
-            )
-            return
+        st = self.traces.get(trace_id)
+        if st is None:
+            st = self.traces[trace_id] = TraceState(trace_id, line)
+        if st.rejected:
+            return None
+        if st.count >= self.max_events:
+            self.error(line, trace_id, "$",
+                       f"trace has more than {self.max_events} events (TA_MAX_EVENTS_PER_TRACE)")
+            return None
+        seq = event.get("seq")
+        if st.explicit_seq is None:
+            st.explicit_seq = seq is not None
+            if seq is not None:
+                st.seqs = set()
+        if (seq is not None) != st.explicit_seq:
+            self.error(line, trace_id, "$.seq",
+                       "seq is given on some events of this trace but not on others; "
+                       "give it on all events of a trace or on none")
+            return None
+        if seq is None:
+            seq = st.count
+        else:
+            seqs = st.seqs
+            assert seqs is not None
+            if seq in seqs:
+                self.error(line, trace_id, "$.seq", f"seq {seq} is used twice in this trace")
+                return None
+            seqs.add(seq)
+            if st.min_seq is None or seq < st.min_seq:
+                st.min_seq = seq
         etype = event["type"]
         if etype == "trace":
-            if pending.header is not None:
+            if st.header is not None:
                 self.error(line, trace_id, "$.type", "a second trace header for this trace; "
                            "expected exactly one event of type \"trace\"")
-                return
-            pending.header = event
+                return None
+            st.header, st.header_seq, st.header_line = event, seq, line
+            st.header_late = st.row_written
+        st.count += 1
         turn = event.get("turn")
-        pending.rows.append(
-            Row(
-                seq=event.get("seq"),
-                type=etype[:40],
-                turn=turn if type(turn) is int else None,
-                role=_text(event, "role") if etype == "message" else "",
-                name=_text(event, "name") if etype == "tool_call" else "",
-                call_id=_text(event, "call_id"),
-                status=_text(event, "status") if etype == "tool_result" else "",
-                line=line,
-                payload=payload,
-            )
+        if etype == "message":
+            role, name, status = _text(event, "role"), "", ""
+        elif etype == "tool_call":
+            role, name, status = "", _text(event, "name"), ""
+        elif etype == "tool_result":
+            role, name, status = "", "", _text(event, "status")
+        else:
+            role = name = status = ""
+        call_id = event.get("call_id")
+        return (
+            st, seq, etype[:40], turn if turn.__class__ is int else None, role, name,
+            _text(event, "call_id") if call_id is not None else "", status, line, payload,
         )
 
-    def _reject(self, pending: PendingTrace) -> None:
-        pending.rejected = True
-        pending.rows = []  # free memory now; the raw file keeps everything
-        pending.header = None
-
-    # -- finishing ----------------------------------------------------------------------
-    def finish(self) -> tuple[list[PendingTrace], list[str]]:
-        """Apply the ordering rules; return (accepted traces, rejected trace ids)."""
-        accepted: list[PendingTrace] = []
-        rejected: list[str] = []
-        for pending in self.traces.values():
-            if not pending.rejected:
-                self._order(pending)
-            if pending.rejected:
-                rejected.append(pending.trace_id)
-            else:
-                accepted.append(pending)
+    def finish(self) -> tuple[list[TraceState], list[TraceState]]:
+        """The rules judged at the end. Returns (accepted, rejected) trace states."""
+        accepted: list[TraceState] = []
+        rejected: list[TraceState] = []
+        for st in self.traces.values():
+            if not st.rejected and st.header is not None:
+                first = st.min_seq if st.explicit_seq else 0
+                if st.header_seq != first:
+                    self.error(st.header_line, st.trace_id, "$.type",
+                               "the trace header (type \"trace\") must be the first event of its "
+                               "trace")
+            (rejected if st.rejected else accepted).append(st)
         return accepted, rejected
-
-    def _order(self, pending: PendingTrace) -> None:
-        rows = pending.rows
-        with_seq = [r for r in rows if r.seq is not None]
-        if with_seq and len(with_seq) != len(rows):
-            missing = next(r for r in rows if r.seq is None)
-            self.error(missing.line, pending.trace_id, "$.seq",
-                       "seq is given on some events of this trace but not on this one; "
-                       "give it on all events of a trace or on none")
-            return
-        if with_seq:
-            rows.sort(key=lambda r: r.seq)  # type: ignore[arg-type,return-value]
-            for prev, cur in zip(rows, rows[1:], strict=False):
-                if prev.seq == cur.seq:
-                    self.error(cur.line, pending.trace_id, "$.seq",
-                               f"seq {cur.seq} is used twice in this trace (also on line {prev.line})")
-                    return
-        else:
-            for i, r in enumerate(rows):
-                r.seq = i
-        if pending.header is not None and rows[0].type != "trace":
-            head = next(r for r in rows if r.type == "trace")
-            self.error(head.line, pending.trace_id, "$.type",
-                       "the trace header (type \"trace\") must be the first event of its trace")

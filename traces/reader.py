@@ -162,7 +162,7 @@ def iter_lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, byt
                     break
             yield lineno, TooLong(line[:65536])
             continue
-        line = line.strip()
+        line = line.strip(b" \t\r\n")  # JSON whitespace only: \x0b or \x0c are errors
         if line:
             yield lineno, line
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
+import orjson
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
@@ -21,14 +22,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from traces import importers
-from traces.importers.base import ImportReport
 from traces.collect import Collector, trace_id_from_raw
-from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
-from traces.store import existing_trace_ids, store_traces
-from traces.validate import validate_event
+from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
-
-import orjson
+from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
+from traces.store import ChunkedStore
+from traces.validate import validate_event
 
 log = logging.getLogger(__name__)
 
@@ -203,21 +202,26 @@ def upload_process(*, upload_id: int) -> Upload | None:
         max_events_per_trace=limits.max_events_per_trace,
         max_reported_errors=settings.TA_MAX_REPORTED_ERRORS,
     )
-    try:
-        with upload.file.open("rb") as raw:
+
+    def conflict(st, other_upload: int) -> None:  # type: ignore[no-untyped-def]
+        collector.error(st.first_line, st.trace_id, "$.trace_id",
+                        f"trace id already stored in this project by upload #{other_upload}; "
+                        "trace ids must be unique within a project")
+
+    size = max(upload.size, 1)
+    with upload.file.open("rb") as raw:
+        store = ChunkedStore(upload, chunk_events=settings.TA_INGEST_BATCH_EVENTS,
+                             on_conflict=conflict,
+                             on_chunk=lambda: progress.report(0.95 * raw.tell() / size))
+        try:
             stream, _gz = open_payload(raw, limits)
             fmt = upload.format_requested
             if fmt == "auto":
-                head = stream.peek(65536)[:65536] if hasattr(stream, "peek") else b""
-                if not head:
-                    head = stream.read(65536)
-                    stream.seek(0)
                 try:
-                    fmt = importers.detect(head, upload.filename)
+                    fmt = importers.detect(_head(stream), upload.filename)
                 except ValueError as exc:
                     return _fail(upload, str(exc))
             upload.format_detected = fmt
-            size = max(upload.size, 1)
             for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
                 problems = validate_event(event)
                 if problems:
@@ -225,59 +229,50 @@ def upload_process(*, upload_id: int) -> Upload | None:
                     tid = tid if isinstance(tid, str) and tid else None
                     for path, message in problems:
                         collector.error(lineno, tid, path, message)
-                else:
-                    collector.add(lineno, event, payload)
-                if lineno % 2048 == 0:
-                    progress.report(0.6 * raw.tell() / size)
-    except LimitExceeded as exc:
-        return _fail(upload, str(exc))
-    except OSError as exc:
-        return _fail(upload, f"the stored file cannot be read: {exc}")
+                    continue
+                row = collector.add(lineno, event, payload)
+                if row is not None:
+                    store.write(row)
+        except LimitExceeded as exc:
+            store.abort()
+            return _fail(upload, str(exc))
+        except OSError as exc:
+            store.abort()
+            return _fail(upload, f"the stored file cannot be read: {exc}")
+        except BaseException:
+            store.abort()
+            raise
+        store.close_chunk()  # the last chunk's id conflicts reject traces too
+        accepted, rejected = collector.finish()
+        store.finish(accepted, rejected)
 
-    accepted, rejected = collector.finish()
-    taken = existing_trace_ids(upload.project_id, [p.trace_id for p in accepted])
-    conflicts = 0
-
-    def conflict(p, other_upload):  # type: ignore[no-untyped-def]
-        nonlocal conflicts
-        conflicts += 1
-        collector.error(p.first_line, p.trace_id, "$.trace_id",
-                        f"trace id already stored in this project by upload #{other_upload}; "
-                        "trace ids must be unique within a project")
-
-    fresh = []
-    for p in accepted:
-        if p.trace_id in taken:
-            conflict(p, taken[p.trace_id])
-        else:
-            fresh.append(p)
-    total = max(sum(len(p.rows) for p in fresh), 1)
-    done = 0
-
-    def on_batch(n: int) -> None:
-        nonlocal done
-        done += n
-        progress.report(0.6 + 0.4 * done / total, force=True)
-
-    stored = store_traces(upload, fresh, batch_events=settings.TA_INGEST_BATCH_EVENTS,
-                          on_batch=on_batch, on_conflict=conflict)
-    events = sum(len(p.rows) for p in stored)
-    errors = [e.to_dict() for e in collector.errors]
     Upload.objects.filter(pk=upload.pk).update(
         status=Upload.Status.DONE,
         progress=1.0,
         format_detected=upload.format_detected,
-        traces_accepted=len(stored),
-        traces_rejected=len(rejected) + (len(accepted) - len(stored)),
-        events=events,
+        traces_accepted=len(accepted),
+        traces_rejected=len(rejected),
+        events=sum(st.count for st in accepted),
         error_count=collector.error_count,
-        errors=errors,
+        errors=[e.to_dict() for e in collector.errors],
         warnings=[w.to_dict() for w in collector.warnings],
         report=upload.report,
         finished_at=timezone.now(),
     )
     upload.refresh_from_db()
     return upload
+
+
+def _head(stream: IO[bytes]) -> bytes:
+    """The first 64 KiB, without consuming them."""
+    peek = getattr(stream, "peek", None)
+    if peek is not None:
+        head = peek(65536)[:65536]
+        if head:
+            return head
+    head = stream.read(65536)
+    stream.seek(0)
+    return head
 
 
 def _fail(upload: Upload, message: str) -> Upload:

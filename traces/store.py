@@ -1,21 +1,32 @@
-"""Writing accepted traces: COPY on PostgreSQL, executemany on SQLite, in batches, each batch in
-its own transaction.
+"""Writing events while the file streams past: COPY on PostgreSQL, executemany on SQLite, in
+chunks, each chunk in its own transaction.
 
-Traces of an upload stay invisible until the upload is marked done (selectors filter on it), so a
-crash between batches never shows half an upload; a retry deletes the partial rows first.
+Why it is shaped like this:
+- Events are written while later lines are still being parsed, so the server's work (jsonb
+  parsing, indexes) overlaps with ours and memory stays bounded whatever the file's size.
+- An event row needs its trace's id before the Trace row exists, so ids are reserved from the
+  sequence up front; the Trace rows are inserted at the end of the chunk, in the same
+  transaction. Foreign keys are deferred (Django creates them DEFERRABLE INITIALLY DEFERRED), so
+  the check happens at commit, when both exist.
+- A trace rejected after some of its rows were written has those rows deleted; and none of an
+  upload's traces is visible before the upload is marked done (see selectors), so a crash in
+  between never shows half an upload. A retry deletes the partial rows first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from django.db import IntegrityError, connection, transaction
 
-from traces.collect import PendingTrace
+from traces.collect import Row, TraceState
 from traces.models import Event, Trace, Upload
 
-_EVENT_COLUMNS = ("trace_id", "seq", "type", "turn", "role", "name", "call_id", "status", "line", "payload")
-_NULL = b"\\N"
+_EVENT_COLUMNS = ("trace_id", "seq", "line", "turn", "type", "role", "name", "call_id", "status",
+                  "payload")
+_COPY_FLUSH_BYTES = 256 * 1024
+# Ids reserved per round trip; a chunk ends early when a file has more new traces than this.
+_ID_BLOCK = 1024
 
 
 def _clip(value: object, width: int) -> str:
@@ -58,119 +69,203 @@ def existing_trace_ids(project_id: int, ids: list[str]) -> dict[str, int]:
     return found
 
 
-def _esc(value: str) -> bytes:
-    return (
-        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
-    ).encode("utf-8")
+def _esc(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
-def _copy_events(batch: list[tuple[int, PendingTrace]]) -> None:
-    buf = bytearray()
-    for pk, pending in batch:
-        pk_b = str(pk).encode()
-        for r in pending.rows:
-            payload = r.payload
-            if b"\\" in payload or b"\t" in payload or b"\r" in payload:
-                payload = payload.replace(b"\\", b"\\\\").replace(b"\t", b"\\t").replace(b"\r", b"\\r")
-            buf += b"\t".join(
-                (
-                    pk_b,
-                    str(r.seq).encode(),
-                    _esc(r.type),
-                    _NULL if r.turn is None else str(r.turn).encode(),
-                    _esc(r.role),
-                    _esc(r.name),
-                    _esc(r.call_id),
-                    _esc(r.status),
-                    str(r.line).encode(),
-                    payload,
+def _copy_line(pk: int, row: Row) -> bytes:
+    """One row in COPY's text format, columns in `_EVENT_COLUMNS` order. The text columns are
+    escaped only when they need it (rare: a tool name with a tab or backslash), which is
+    checked once on their joined text."""
+    _st, seq, etype, turn, role, name, call_id, status, line, payload = row
+    text = f"{etype}\t{role}\t{name}\t{call_id}\t{status}"
+    if text.count("\t") != 4 or "\\" in text or "\n" in text or "\r" in text:
+        text = "\t".join([_esc(etype), _esc(role), _esc(name), _esc(call_id), _esc(status)])
+    if b"\\" in payload or b"\t" in payload or b"\r" in payload:
+        payload = payload.replace(b"\\", b"\\\\").replace(b"\t", b"\\t").replace(b"\r", b"\\r")
+    turn_text = "\\N" if turn is None else turn
+    return f"{pk}\t{seq}\t{line}\t{turn_text}\t{text}\t".encode() + payload + b"\n"
+
+
+class ChunkedStore:
+    """Receives rows from the collector in file order and writes them chunk by chunk."""
+
+    def __init__(
+        self,
+        upload: Upload,
+        *,
+        chunk_events: int,
+        on_conflict: Callable[[TraceState, int], None],
+        on_chunk: Callable[[], None],
+    ) -> None:
+        self.upload = upload
+        self.chunk_events = chunk_events
+        self.on_conflict = on_conflict
+        self.on_chunk = on_chunk
+        self.pg = connection.vendor == "postgresql"
+        self.pool: list[int] = []
+        self.new: list[TraceState] = []  # traces first written in this chunk
+        self.rows_in_chunk = 0
+        self.buf = bytearray()
+        self.sqlite_rows: list[tuple] = []
+        self._atomic: transaction.Atomic | None = None
+        self._copy_cm = None
+        self._copy = None
+        self._cursor = None
+        self.doomed: list[TraceState] = []  # rejected after their Trace row was written
+
+    # -- chunk lifecycle ------------------------------------------------------------------
+    def _open(self) -> None:
+        if self.pg and not self.pool:
+            with connection.cursor() as cur:
+                cur.execute(
+                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                    [Trace._meta.db_table, _ID_BLOCK],
                 )
+                self.pool = [r[0] for r in cur.fetchall()][::-1]
+        self._atomic = transaction.atomic()
+        self._atomic.__enter__()
+        if self.pg:
+            self._cursor = connection.cursor()
+            self._copy_cm = self._cursor.copy(
+                f"COPY {Event._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) FROM STDIN"
             )
-            buf += b"\n"
-    table = Event._meta.db_table
-    with connection.cursor() as cur:
-        with cur.copy(f"COPY {table} ({', '.join(_EVENT_COLUMNS)}) FROM STDIN") as copy:
-            # Write in slices so psycopg can stream without one giant buffer copy.
-            view = memoryview(buf)
-            for start in range(0, len(view), 1 << 20):
-                copy.write(view[start : start + (1 << 20)])
-
-
-def _insert_events(batch: list[tuple[int, PendingTrace]]) -> None:
-    table = Event._meta.db_table
-    sql = (
-        f"INSERT INTO {table} ({', '.join(_EVENT_COLUMNS)}) "
-        f"VALUES ({', '.join(['%s'] * len(_EVENT_COLUMNS))})"
-    )
-    rows = [
-        (pk, r.seq, r.type, r.turn, r.role, r.name, r.call_id, r.status, r.line,
-         r.payload.decode("utf-8"))
-        for pk, pending in batch
-        for r in pending.rows
-    ]
-    with connection.cursor() as cur:
-        cur.executemany(sql, rows)
-
-
-def _store_batch(upload: Upload, batch: list[PendingTrace]) -> None:
-    with transaction.atomic():
-        traces = Trace.objects.bulk_create(
-            [
-                Trace(
-                    project_id=upload.project_id,
-                    upload=upload,
-                    external_id=p.trace_id,
-                    event_count=len(p.rows),
-                    **trace_fields(p.header),
-                )
-                for p in batch
-            ]
-        )
-        pairs = [(t.pk, p) for t, p in zip(traces, batch, strict=True)]
-        if connection.vendor == "postgresql":
-            _copy_events(pairs)
+            self._copy = self._copy_cm.__enter__()
         else:
-            _insert_events(pairs)
+            # SQLite holds the write lock for the whole transaction, so ids after the current
+            # maximum are ours alone.
+            top = Trace.objects.order_by("-id").values_list("id", flat=True).first() or 0
+            self.pool = list(range(top + _ID_BLOCK, top, -1))
 
+    def write(self, row: Row) -> None:
+        st = row[0]
+        if self._atomic is None:
+            self._open()
+        if st.pk is None:
+            if not self.pool:
+                self.close_chunk()
+                self._open()
+            st.pk = self.pool.pop()
+            self.new.append(st)
+        if self.pg:
+            self.buf += _copy_line(st.pk, row)
+            if len(self.buf) >= _COPY_FLUSH_BYTES:
+                self._copy.write(self.buf)  # type: ignore[union-attr]
+                self.buf = bytearray()
+        else:
+            _s, seq, etype, turn, role, name, call_id, status, line, payload = row
+            self.sqlite_rows.append((st.pk, seq, line, turn, etype, role, name, call_id, status,
+                                     payload.decode("utf-8")))
+        self.rows_in_chunk += 1
+        if self.rows_in_chunk >= self.chunk_events:
+            self.close_chunk()
 
-def store_traces(
-    upload: Upload,
-    accepted: list[PendingTrace],
-    *,
-    batch_events: int,
-    on_batch: Callable[[int], None],
-    on_conflict: Callable[[PendingTrace, int | None], None],
-) -> list[PendingTrace]:
-    """Store accepted traces in batches of about `batch_events` events; returns those stored.
-
-    A trace whose id another upload stored meanwhile (a race the pre-check cannot close) is
-    reported through `on_conflict` and skipped; the rest of its batch is stored.
-    """
-    stored: list[PendingTrace] = []
-    for batch in _batches(accepted, batch_events):
+    def close_chunk(self) -> None:
+        if self._atomic is None:
+            return
         try:
-            _store_batch(upload, batch)
-        except IntegrityError:
-            taken = existing_trace_ids(upload.project_id, [p.trace_id for p in batch])
-            for p in batch:
-                if p.trace_id in taken:
-                    on_conflict(p, taken[p.trace_id])
-            batch = [p for p in batch if p.trace_id not in taken]
-            if batch:
-                _store_batch(upload, batch)
-        stored.extend(batch)
-        on_batch(sum(len(p.rows) for p in batch))
-    return stored
+            self._finish_event_rows()
+            self._write_trace_rows()
+        except BaseException as exc:
+            atomic, self._atomic = self._atomic, None
+            atomic.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        atomic, self._atomic = self._atomic, None
+        atomic.__exit__(None, None, None)
+        self.new, self.rows_in_chunk = [], 0
+        self.on_chunk()
 
+    def _finish_event_rows(self) -> None:
+        if self.pg:
+            if self.buf:
+                self._copy.write(self.buf)  # type: ignore[union-attr]
+                self.buf = bytearray()
+            self._copy_cm.__exit__(None, None, None)  # type: ignore[union-attr]
+            self._cursor.close()  # type: ignore[union-attr]
+            self._copy = self._copy_cm = self._cursor = None
+        elif self.sqlite_rows:
+            sql = (f"INSERT INTO {Event._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) "
+                   f"VALUES ({', '.join(['%s'] * len(_EVENT_COLUMNS))})")
+            with connection.cursor() as cur:
+                cur.executemany(sql, self.sqlite_rows)
+            self.sqlite_rows = []
 
-def _batches(items: Iterable[PendingTrace], size: int) -> Iterable[list[PendingTrace]]:
-    batch: list[PendingTrace] = []
-    count = 0
-    for item in items:
-        batch.append(item)
-        count += len(item.rows)
-        if count >= size:
-            yield batch
-            batch, count = [], 0
-    if batch:
-        yield batch
+    def _write_trace_rows(self) -> None:
+        """Insert the Trace rows of traces first seen in this chunk (those still accepted), and
+        drop the event rows of traces that cannot be stored."""
+        fresh = [st for st in self.new if not st.rejected]
+        taken = existing_trace_ids(self.upload.project_id, [st.trace_id for st in fresh])
+        for st in fresh:
+            if st.trace_id in taken:
+                self.on_conflict(st, taken[st.trace_id])
+        while True:
+            fresh = [st for st in self.new if not st.rejected]
+            try:
+                with transaction.atomic():  # a savepoint: a lost race leaves the chunk usable
+                    Trace.objects.bulk_create([self._trace(st) for st in fresh])
+                break
+            except IntegrityError:
+                # Another upload stored one of these ids after our check.
+                taken = existing_trace_ids(self.upload.project_id, [st.trace_id for st in fresh])
+                if not taken:
+                    raise
+                for st in fresh:
+                    if st.trace_id in taken:
+                        self.on_conflict(st, taken[st.trace_id])
+        for st in fresh:
+            st.row_written = True
+        dropped = [st.pk for st in self.new if st.rejected]
+        if dropped:
+            Event.objects.filter(trace_id__in=dropped).delete()
+
+    def _trace(self, st: TraceState) -> Trace:
+        return Trace(
+            pk=st.pk,
+            project_id=self.upload.project_id,
+            upload=self.upload,
+            external_id=st.trace_id,
+            **trace_fields(st.header),
+        )
+
+    # -- the end ------------------------------------------------------------------------
+    def finish(self, accepted: list[TraceState], rejected: list[TraceState]) -> None:
+        """After the last line: remove traces rejected after they were written, fill in headers
+        that came late, and count events per trace."""
+        self.close_chunk()
+        with transaction.atomic():
+            gone = [st.pk for st in rejected if st.row_written]
+            for start in range(0, len(gone), 1000):
+                part = gone[start : start + 1000]
+                Event.objects.filter(trace_id__in=part).delete()
+                Trace.objects.filter(pk__in=part).delete()
+            late = [st for st in accepted if st.header_late]
+            for st in late:
+                Trace.objects.filter(pk=st.pk).update(**trace_fields(st.header))
+            with connection.cursor() as cur:
+                cur.execute(
+                    f"UPDATE {Trace._meta.db_table} SET event_count = ("
+                    f" SELECT count(*) FROM {Event._meta.db_table} e"
+                    f" WHERE e.trace_id = {Trace._meta.db_table}.id)"
+                    f" WHERE upload_id = %s",
+                    [self.upload.pk],
+                )
+
+    def abort(self) -> None:
+        """Roll back an open chunk (the caller is failing the upload)."""
+        if self._atomic is None:
+            return
+        if self._copy_cm is not None:
+            try:
+                self._copy_cm.__exit__(RuntimeError, RuntimeError("aborted"), None)
+            except Exception:  # noqa: BLE001 — the COPY is being abandoned anyway
+                pass
+            self._copy = self._copy_cm = None
+        if self._cursor is not None:
+            self._cursor.close()
+            self._cursor = None
+        atomic, self._atomic = self._atomic, None
+        err = RuntimeError("ingest aborted")
+        try:
+            atomic.__exit__(RuntimeError, err, None)
+        except RuntimeError:
+            pass
