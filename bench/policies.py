@@ -252,11 +252,10 @@ def main() -> None:
         Trace.from_events(t)
     build_s = time.perf_counter() - t0
 
-    auditor = Auditor(
-        settings={
-            "vrr": {"params": {"rho0": 0.2, "rho1": 0.15, "alpha": 0.3, "beta": 0.2, "prior": 0.6}}
-        }
-    )
+    run_settings: dict[str, dict[str, Any]] = {
+        "vrr": {"params": {"rho0": 0.2, "rho1": 0.15, "alpha": 0.3, "beta": 0.2, "prior": 0.6}}
+    }
+    auditor = Auditor(settings=run_settings)
     prof = cProfile.Profile() if a.profile else None
     transitions: dict[str, int] = {}
     t0 = time.perf_counter()
@@ -281,6 +280,13 @@ def main() -> None:
         f"audit/build time ratio {audit_s / build_s:.1f}x"
     )
     print(f"transitions: {dict(sorted(transitions.items()))}")
+    sample = traces[: min(n, 2000)]
+    for name in ("twincheck", "checklist", "vrr", "commit"):
+        one = Auditor((name,), settings={k: v for k, v in run_settings.items() if k == name})
+        t0 = time.perf_counter()
+        for t in sample:
+            one.audit(t)
+        print(f"  {name:<10} alone: {len(sample) / (time.perf_counter() - t0):10,.0f} traces/s")
     print(f"target >= 1,000 traces/s: {'met' if rate >= 1000 else 'NOT met'}")
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)

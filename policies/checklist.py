@@ -220,19 +220,20 @@ class ChecklistPolicy:
         fb_events: list[JsonDict] = []
         flags: list[JsonDict] = []
         # pass 1: for each feedback, locate the agent's last reply, the candidate in force
-        # before it, the first reply after it and the records around it
-        last_reply = -1
+        # before it, the pre-reply record, the post-complaint records and the first reply
+        # after it (one walk; `type() is` because this is the per-event hot path)
         cand_before: Candidate | None = None
+        pre_record: Claims | None = None  # latest record since the agent's last reply
         checks_since: list[Check] = []
         new_evidence_since = False
         pending: list[JsonDict] = []  # feedback waiting for the agent's next reply
         feedback_set = set(feedback_idx)
         for e in events:
-            if isinstance(e, Message) and e.index in feedback_set:
-                assert e.feedback is not None
+            te = type(e)
+            if te is Message and e.index in feedback_set:
+                assert isinstance(e, Message) and e.feedback is not None
                 fb_events.extend(p for p in pending if "after_event" in p)
                 pending = [p for p in pending if "after_event" not in p]
-                pre = [r for r in records if last_reply < r.index < e.index]
                 ev = (
                     new_evidence_since
                     or bool(self._evidence.search(e.content))
@@ -248,7 +249,8 @@ class ChecklistPolicy:
                         "valid": label_outcome(e.labels),
                         "text": e.content,
                         "new_evidence": ev,
-                        "pre_record": pre[-1].index if pre else None,
+                        "pre_record": pre_record.index if pre_record else None,
+                        "post_complaint_records": [],
                         "candidate_before": cand_before.index if cand_before else None,
                         "before": _state_label(cand_before, checks_since),
                         "_before_text": _cand_text(cand_before),
@@ -257,37 +259,37 @@ class ChecklistPolicy:
                     }
                 )
                 continue
-            if isinstance(e, Check):
+            if te is Claims:
+                assert isinstance(e, Claims)
+                if pending and "after_event" not in pending[-1]:
+                    pending[-1]["post_complaint_records"].append(e.index)
+                else:
+                    pre_record = e
+            elif te is Check:
                 # an evaluator's check is ground truth the agent never saw: it labels the
                 # state but is not evidence the feedback brings
-                checks_since.append(e)
-            elif isinstance(e, ToolResult) and e.status == "error":
+                checks_since.append(e)  # type: ignore[arg-type]
+            elif te is ToolResult and e.status == "error":  # type: ignore[attr-defined]
                 new_evidence_since = True
-            if isinstance(e, Candidate) or (isinstance(e, Message) and e.role == "assistant"):
+            if te is Candidate or (te is Message and e.role == "assistant"):  # type: ignore[attr-defined]
                 for p in pending:
                     p.setdefault("after_event", e.index)
-                if isinstance(e, Candidate):
+                if te is Candidate:
+                    assert isinstance(e, Candidate)
                     for p in pending:
                         p["_after_cand"] = e
                     fb_events.extend(pending)
                     pending = []
                     cand_before = e
                     checks_since = []
-                last_reply = e.index
+                pre_record = None
                 new_evidence_since = False
         fb_events.extend(pending)
         # pass 2: decisions per feedback event
         rec_by_index = {r.index: r for r in records}
         post_flags: list[int] = []
-        for i, fb in enumerate(fb_events):
-            nxt = fb_events[i + 1]["index"] if i + 1 < len(fb_events) else len(events)
-            post = [
-                r.index
-                for r in records
-                if fb["index"] < r.index < nxt and r.index < (fb.get("after_event") or nxt)
-            ]
-            fb["post_complaint_records"] = post
-            post_flags.extend(post)
+        for fb in fb_events:
+            post_flags.extend(fb["post_complaint_records"])
             after_cand: Candidate | None = fb.pop("_after_cand", None)
             cand_b: Candidate | None = fb.pop("_cand_before")
             before_text = fb.pop("_before_text")

@@ -200,8 +200,11 @@ class HumanJudge:
     def __init__(self, verdicts: Mapping[Any, Mapping[str, Any]]) -> None:
         self._v: dict[tuple[str, str], Mapping[str, Any]] = {}
         for k, v in verdicts.items():
-            pair, orient = k if isinstance(k, tuple) else str(k).rsplit("|", 1)
-            o = normalise_orientation(orient)
+            parts = tuple(k) if isinstance(k, tuple) else tuple(str(k).rsplit("|", 1))
+            if len(parts) != 2:
+                raise ValueError(f"verdict key {k!r} is not (pair_id, orientation)")
+            pair, orient = parts
+            o = normalise_orientation(str(orient))
             if o is not None:
                 self._v[(str(pair), o)] = v
 

@@ -10,14 +10,17 @@ from .vrr import Round
 def loop_rounds(trace: Trace) -> list[Round]:
     """The verify-repair rounds of a trace: candidates in order of ``round`` (then position),
     each with the summed votes of its ``verification`` events (matched by ``candidate_id``,
-    else by ``round``). Candidates with no verification have zero votes."""
+    else by ``round``). Candidates with no verification have zero votes; a trace with no
+    verification at all is not a verify-repair loop and gives no rounds."""
     cands: list[Candidate] = []
     acc: dict[str, list[int]] = {}
     by_round: dict[int, list[int]] = {}
     for e in trace.events:
-        if isinstance(e, Candidate):
-            cands.append(e)
-        elif isinstance(e, Verification):
+        te = type(e)
+        if te is Candidate:
+            cands.append(e)  # type: ignore[arg-type]
+        elif te is Verification:
+            assert isinstance(e, Verification)
             if e.candidate_id:
                 tally = acc.setdefault(e.candidate_id, [0, 0])
             elif e.round is not None:
@@ -26,7 +29,7 @@ def loop_rounds(trace: Trace) -> list[Round]:
                 continue
             tally[0] += e.accepts
             tally[1] += e.votes
-    if not cands:
+    if not cands or not (acc or by_round):
         return []
     ordered = sorted(
         range(len(cands)),

@@ -372,3 +372,8 @@ def test_twincheck_no_tools_and_empty_trace() -> None:
     for events in ([], [{"trace_id": "e", "type": "message", "role": "user", "content": "hi"}]):
         r = audit_trace(events, policies=("twincheck",))["twincheck"]
         assert not r.applied and r.record["tool_calls"] == 0 and r.continuation == "exact"
+
+
+def test_human_judge_rejects_malformed_keys() -> None:
+    with pytest.raises(ValueError):
+        HumanJudge({"no-orientation-here": {"prefer": "A"}})
