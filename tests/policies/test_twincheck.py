@@ -172,7 +172,7 @@ def stale_trace(user: str) -> Trace:
     b = Events("s", tools=account_tools())
     b.user("What cards do I have?")
     b.call("c1", "get_account", key="acc_7")
-    b.result("c1", content={"cards": ["card_4332", "card_8107", "card_5550"]})
+    b.result("c1", content={"key": "acc_7", "cards": ["card_4332", "card_8107", "card_5550"]})
     b.user(user)
     b.call("c2", "set_payment", key="acc_7", value="card_4332")
     return Trace.from_events(b.events)
@@ -377,3 +377,27 @@ def test_twincheck_no_tools_and_empty_trace() -> None:
 def test_human_judge_rejects_malformed_keys() -> None:
     with pytest.raises(ValueError):
         HumanJudge({"no-orientation-here": {"prefer": "A"}})
+
+
+@pytest.mark.parametrize(
+    "trace,certificate,twin_args",
+    [
+        (
+            stale_trace("Use the card ending in 8107 please"),
+            "unique_stale_argument",
+            {"key": "acc_7", "value": "card_8107"},
+        ),
+        (repeat_trace(), "repeat_after_error", {"key": "acc_7"}),
+    ],
+)
+def test_certificates_end_to_end_with_the_heuristic_judge(
+    trace: Trace, certificate: str, twin_args: dict[str, Any]
+) -> None:
+    res = audit_trace(trace.raw_events(), policies=("twincheck",))["twincheck"]
+    rec = res.record["decisions"][0]
+    assert rec["certificate"]["name"] == certificate and rec["twin"]["arguments"] == twin_args
+    assert rec["gate"]["replace"] and res.continuation == "truncated"
+    assert res.guarded_trajectory is not None
+    twin_event = res.guarded_trajectory[-1]
+    assert twin_event["type"] == "tool_call" and twin_event["arguments"] == twin_args
+    assert res.record["gate_score"] > 0.5
