@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .facts import TraceFacts, canonical_args, scalar_text
-from .trace import ToolCall, Trace
+from .facts import TraceFacts, canonical_args
+from .trace import ToolCall, ToolSpec, Trace
 
 TwinKind = Literal["call", "completion", "delete"]
 
@@ -150,11 +150,53 @@ def inverse_action(call: ToolCall, facts: TraceFacts, trace: Trace) -> Hit | Non
     )
 
 
+READ_VERBS = frozenset(
+    {
+        "get",
+        "list",
+        "search",
+        "find",
+        "lookup",
+        "check",
+        "read",
+        "show",
+        "describe",
+        "query",
+        "fetch",
+        "view",
+        "calculate",
+    }
+)
+
+
+def _read_verb(name: str) -> bool:
+    return (_WORD.findall(name.lower()) or [""])[0] in READ_VERBS
+
+
+def read_only_tools(trace: Trace, facts: TraceFacts) -> list[ToolSpec]:
+    """Tools declared ``read_only``; when the header declares none (many importers cannot
+    know), tools whose name starts with a read verb (get_, list_, search_, …); when the header
+    lists no tools at all, read-verb tools the trace has already called successfully, with
+    the argument names of that call as their (required) parameters."""
+    declared = [t for t in trace.header.tools if t.read_only]
+    if declared:
+        return declared
+    if trace.header.tools:
+        return [t for t in trace.header.tools if _read_verb(t.name)]
+    seen: list[ToolSpec] = []
+    for name, attempts in facts.by_name_ok.items():
+        if _read_verb(name) and attempts:
+            args = attempts[-1].call.arguments
+            schema = {"type": "object", "properties": {k: {} for k in args}, "required": list(args)}
+            seen.append(ToolSpec(name, parameters=schema))
+    return seen
+
+
 def _evidence_call(call: ToolCall, facts: TraceFacts, trace: Trace) -> Twin | None:
     """An evidence-gathering (read-only) call whose required arguments are all grounded:
     the actor's value for a parameter of the same name when grounded, else the latest value
     seen under that name in a tool result. Tools sharing parameters with the call first."""
-    tools = [t for t in trace.header.tools if t.read_only]
+    tools = read_only_tools(trace, facts)
     tools.sort(key=lambda t: -len(set(_props(t.parameters)) & call.arguments.keys()))
     for tool in tools:
         props = _props(tool.parameters)
@@ -211,12 +253,45 @@ def _canon(call: ToolCall) -> str:
     return canonical_args(call.arguments)
 
 
-def _kind(value: str) -> tuple[str, str] | None:
-    """(prefix, digits) of an identifier-like value such as ``card_4332``."""
-    m = _DIGITS.search(value)
+_IDENT = re.compile(r"^(?=.*[A-Za-z])(.*[A-Za-z_\-.:#])(\d{3,})$")
+
+
+def identifier_kind(value: str) -> tuple[str, str] | None:
+    """(prefix, digits) of an identifier-like value — a prefix containing a letter, then a
+    run of at least three digits ending the value (``card_4332``, ``gift_card_8516878``).
+    Plain numbers and codes such as ``4BMN53`` have no kind: "a value of the same kind" must
+    be recognisable lexically (SPEC §5.1; TwinCheck App. Fig. 6)."""
+    m = _IDENT.match(value)
     if m is None:
         return None
-    return value[: m.start()], m.group(0)
+    return m.group(1), m.group(2)
+
+
+def stale_replacement(value: Any, facts: TraceFacts) -> str | None:
+    """The unique value the latest user message asks for instead of ``value``, when
+    ``value`` is an identifier from an earlier lookup that the message no longer mentions."""
+    if not isinstance(value, str):
+        return None
+    kind = identifier_kind(value)
+    user = facts.latest_user
+    if kind is None or not any(ch.isdigit() for ch in user):
+        return None
+    prefix, digits = kind
+    if digits in user or value not in facts.result_values():
+        return None  # the user still asks for this one, or it is not from a lookup
+    user_digits = set(_DIGITS.findall(user))
+    options = set()
+    for w in facts.result_values():
+        wk = identifier_kind(w)
+        if (
+            w != value
+            and wk is not None
+            and wk[0] == prefix
+            and len(wk[1]) == len(digits)
+            and (wk[1] in user_digits or w in user)
+        ):
+            options.add(w)
+    return next(iter(options)) if len(options) == 1 else None
 
 
 @register_certificate("unique_stale_argument")
@@ -224,41 +299,15 @@ def unique_stale_argument(call: ToolCall, facts: TraceFacts, trace: Trace) -> Hi
     """An argument carries a value from an earlier lookup while the latest user message
     uniquely asks for a different value of the same kind that the trace makes concrete.
     Twin: the same call with only that argument replaced."""
-    user = facts.latest_user
-    if not any(ch.isdigit() for ch in user):
-        return None
-    user_digits = set(_DIGITS.findall(user))
-    values = facts.result_values()
     for arg, v in call.arguments.items():
-        if not isinstance(v, (str, int)) or isinstance(v, bool):
+        new = stale_replacement(v, facts)
+        if new is None:
             continue
-        text = scalar_text(v)
-        kind = _kind(text)
-        if kind is None or text not in values:
-            continue
-        prefix, digits = kind
-        if digits in user_digits or text in user:
-            continue  # the user still asks for this one
-        options = set()
-        for w in values:
-            wk = _kind(w)
-            if (
-                w != text
-                and wk is not None
-                and wk[0] == prefix
-                and len(wk[1]) == len(digits)
-                and (wk[1] in user_digits or w in user)
-            ):
-                options.add(w)
-        if len(options) != 1:
-            continue
-        (new,) = options
-        new_value: Any = int(new) if isinstance(v, int) and new.isdigit() else new
         args = dict(call.arguments)
-        args[arg] = new_value
+        args[arg] = new
         return Hit(
             "unique_stale_argument",
-            {"argument": arg, "stale": v, "requested": new_value},
+            {"argument": arg, "stale": v, "requested": new},
             Twin("call", call.name, args),
         )
     return None

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-from .certificates import INVERSE_VERBS, REVERSAL_WORDS, inverse_name
+from .certificates import INVERSE_VERBS, REVERSAL_WORDS, inverse_name, stale_replacement
 from .facts import TraceFacts, canonical_args
 from .trace import Judgment, Trace, event_from_dict
 
 Orientation = Literal["actor_first", "twin_first"]
-_DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[a-z]+")
 ORIENTATIONS: tuple[Orientation, Orientation] = ("actor_first", "twin_first")
 
 
@@ -104,21 +104,13 @@ class HeuristicJudge:
             return 0.0, True
         inv = inverse_name(p.name)
         if inv and facts.by_name_ok.get(inv):
-            words = set(facts.latest_user.lower().split())
-            verb = next((w for w in p.name.lower().split("_") if w in INVERSE_VERBS), "")
+            words = set(_WORD.findall(facts.latest_user.lower()))
+            verb = next((w for w in _WORD.findall(p.name.lower()) if w in INVERSE_VERBS), "")
             if not (words & REVERSAL_WORDS or verb in words):
                 return 0.0, True
         if not all(facts.grounded(v) for v in p.arguments.values()):
             return 1.0, True
-        stale = [
-            v
-            for v in p.arguments.values()
-            if isinstance(v, str)
-            and any(ch.isdigit() for ch in v)
-            and v not in facts.latest_user
-            and not any(d in facts.latest_user for d in _digit_runs(v))
-        ]
-        if stale and any(ch.isdigit() for ch in facts.latest_user):
+        if any(stale_replacement(v, facts) is not None for v in p.arguments.values()):
             return 1.0, True
         return 4.0, False
 
@@ -128,10 +120,6 @@ class HeuristicJudge:
         prefer = "A" if sa > sb else "B" if sb > sa else None
         confidence = min(1.0, 0.5 + 0.125 * abs(sa - sb))
         return Verdict(prefer, fa, fb, sa, sb, confidence, self.name)
-
-
-def _digit_runs(v: str) -> list[str]:
-    return _DIGITS.findall(v)
 
 
 # --- recorded -----------------------------------------------------------------------

@@ -401,3 +401,67 @@ def test_certificates_end_to_end_with_the_heuristic_judge(
     twin_event = res.guarded_trajectory[-1]
     assert twin_event["type"] == "tool_call" and twin_event["arguments"] == twin_args
     assert res.record["gate_score"] > 0.5
+
+
+@pytest.mark.parametrize(
+    "value,kind",
+    [
+        ("card_4332", ("card_", "4332")),
+        ("gift_card_8516878", ("gift_card_", "8516878")),
+        ("4BMN53", None),
+        ("2", None),
+        ("acc_7", None),
+        ("HAT097", ("HAT", "097")),
+    ],
+)
+def test_identifier_kind(value: str, kind: tuple[str, str] | None) -> None:
+    from policies.certificates import identifier_kind
+
+    assert identifier_kind(value) == kind
+
+
+def test_stale_argument_ignores_plain_numbers_and_codes() -> None:
+    # τ-bench false positives seen on real data: counts and reservation codes are not
+    # "values of the same kind" the user can ask for by their digits
+    b = Events("n", tools=account_tools())
+    b.user("book it")
+    b.call("c1", "get_account", key="acc_7")
+    b.result("c1", content={"key": "acc_7", "bags": 0, "code": "4BMN53", "other": 2})
+    b.user("I want 2 bags on reservation 4BMN53")
+    b.call("c2", "set_payment", key="4BMN53", value="0")
+    t = Trace.from_events(b.events)
+    assert unique_stale_argument(last_call(t), facts_at(t, 4), t) is None
+
+
+def test_read_only_twin_without_declared_read_only_tools() -> None:
+    # no tool declares read_only: read verbs in the name stand in
+    tools = [{k: v for k, v in t.items() if k != "read_only"} for t in account_tools()]
+    b = Events("ro", tools=tools)
+    b.user("Change the payment of acc_7 to card_1")
+    b.call("c1", "set_payment", key="acc_7", value="card_1")
+    b.result("c1", status="error", content="payment method not found")
+    b.call("c3", "set_payment", key="acc_7", value="card_1")
+    t = Trace.from_events(b.events)
+    hit = repeat_after_error(last_call(t), facts_at(t, 4), t)
+    assert hit is not None and hit.twin == Twin("call", "get_account", {"key": "acc_7"})
+
+
+def test_read_only_twin_from_observed_calls_when_the_header_lists_no_tools() -> None:
+    b = Events("obs")  # τ-bench-style: no tool inventory in the header
+    b.user("Change flights on reservation XEWRD9")
+    b.call("c0", "get_reservation_details", reservation_id="XEWRD9")
+    b.result("c0", content={"reservation_id": "XEWRD9", "cabin": "economy"})
+    b.call("c1", "update_reservation_flights", reservation_id="XEWRD9", cabin="economy")
+    b.result("c1", status="error", content="Error: not enough seats")
+    b.call("c2", "update_reservation_flights", reservation_id="XEWRD9", cabin="economy")
+    t = Trace.from_events(b.events)
+    res = audit_trace(t.raw_events(), policies=("twincheck",))["twincheck"]
+    rec = res.record["decisions"][0]
+    assert rec["certificate"]["name"] == "repeat_after_error"
+    assert rec["twin"] == {
+        "kind": "call",
+        "name": "get_reservation_details",
+        "arguments": {"reservation_id": "XEWRD9"},
+        "text": "",
+    }
+    assert rec["checks"]["tool_exists"] is None and rec["gate"]["replace"]
