@@ -103,6 +103,26 @@ def _answer_events(
     return (cands if cands else msgs), challenges
 
 
+def challenged_answers(answers: Sequence[Event], challenges: Sequence[int]) -> list[Event]:
+    """The answer sequence under challenge: the last answer before the first challenge that
+    follows an answer, then the first answer after each challenge (a challenge the agent did
+    not answer adds nothing). Earlier answers (greetings, other sub-tasks) are not part of it.
+    Empty when no challenge follows an answer."""
+    start = next((c for c in challenges if answers and answers[0].index < c), None)
+    if start is None:
+        return []
+    first = [a for a in answers if a.index < start][-1]
+    seq = [first]
+    bounds = [c for c in challenges if c >= start] + [1 << 62]
+    j = 0
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        while j < len(answers) and answers[j].index < lo:
+            j += 1
+        if j < len(answers) and answers[j].index < hi:
+            seq.append(answers[j])
+    return seq
+
+
 def _text(e: Event) -> str:
     if isinstance(e, Candidate):
         return e.answer if e.answer is not None else e.content
@@ -134,11 +154,12 @@ class CommitPolicy:
 
     def _analyse(self, trace: Trace) -> tuple[JsonDict, int | None, list[Event]]:
         s = self.settings
-        answers, challenges = _answer_events(trace, s, self._pattern)
+        all_answers, challenges = _answer_events(trace, s, self._pattern)
+        answers = challenged_answers(all_answers, challenges)
         texts = [_text(a) for a in answers]
         keys = [extract_answer(t, s.extractor) for t in texts]
         labels = [label_outcome(a.labels) for a in answers]
-        applied = bool(answers) and any(c > answers[0].index for c in challenges)
+        applied = len(answers) > 0
         out = commit_rule(keys, s.extractor, s.budget) if applied else CommitOutcome(None, 0, 0)
         n = len(keys)
         record: JsonDict = {

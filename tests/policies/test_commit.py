@@ -146,3 +146,29 @@ def test_challenge_detected_by_feedback_kind() -> None:
     b.assistant("paris")
     record = CommitPolicy().analyse(Trace.from_events(b.events))[0]
     assert record["applied"] and record["commit_calls"] == 2 and record["commit_index"] == 0
+
+
+def test_answer_sequence_starts_at_the_answer_under_challenge() -> None:
+    b = Events("conv")
+    b.user("hi")
+    b.assistant("Hello! How can I help?")  # not part of the challenged sequence
+    b.user("Is insurance on reservation PEP4E0?")
+    b.assistant("No, it is not on the booking.")
+    b.user("Can you double-check?")
+    b.assistant("No, it is not on the booking.")
+    b.assistant("Anything else?")  # a second message in the same reply: not an answer
+    record = CommitPolicy().analyse(Trace.from_events(b.events))[0]
+    assert record["answer_events"] == [4, 6]  # index 0 is the header
+    assert record["commit_calls"] == 2 and record["commit_index"] == 0
+    assert record["flips"] == 0 and not record["parity_dependent"]
+
+
+def test_unanswered_challenge_adds_no_answer() -> None:
+    b = Events("u")
+    b.user("q")
+    b.assistant("A")
+    b.user("are you sure?")
+    b.user("Are you really sure?")
+    b.assistant("B")
+    record = CommitPolicy().analyse(Trace.from_events(b.events))[0]
+    assert record["answers"] == ["a", "b"] and record["challenges"] == 2
