@@ -137,7 +137,9 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every request otherwise
 PRODUCTION = env_bool("TA_PRODUCTION", False)
 STORAGES = {
-    "default": {"BACKEND": env_str("TA_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")},
+    "default": {
+        "BACKEND": env_str("TA_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
+    },
     # Hashed, compressed static files need `collectstatic` (the Docker image runs it); the
     # development server and the tests serve straight from static/.
     "staticfiles": {
@@ -175,7 +177,10 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "traces.api_errors.exception_handler",
     # `?format=` names the trace format of an upload, not DRF's renderer.
     "URL_FORMAT_OVERRIDE": None,
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Trace Auditor API",

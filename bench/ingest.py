@@ -40,20 +40,44 @@ def make_events(n: int, seed: int = 0) -> list[bytes]:
             if len(lines) >= n:
                 return lines
             if i == 0:
-                ev = {"trace_id": tid, "type": "trace", "agent": "bench", "model": "m",
-                      "task": {"id": f"task-{t}", "benchmark": "synthetic", "category": "c"},
-                      "outcome": {"success": rng.random() < 0.5, "reward": 1.0},
-                      "meta": {"pad": " ".join(rng.choices(words, k=150))}}
+                ev = {
+                    "trace_id": tid,
+                    "type": "trace",
+                    "agent": "bench",
+                    "model": "m",
+                    "task": {"id": f"task-{t}", "benchmark": "synthetic", "category": "c"},
+                    "outcome": {"success": rng.random() < 0.5, "reward": 1.0},
+                    "meta": {"pad": " ".join(rng.choices(words, k=150))},
+                }
             elif i % 3 == 1:
-                ev = {"trace_id": tid, "type": "tool_call", "seq": i, "call_id": f"c{i}",
-                      "name": rng.choice(["ls", "cd", "cat", "grep"]),
-                      "arguments": {"path": f"/home/u/{i}", "query": " ".join(rng.choices(words, k=140))}}
+                ev = {
+                    "trace_id": tid,
+                    "type": "tool_call",
+                    "seq": i,
+                    "call_id": f"c{i}",
+                    "name": rng.choice(["ls", "cd", "cat", "grep"]),
+                    "arguments": {
+                        "path": f"/home/u/{i}",
+                        "query": " ".join(rng.choices(words, k=140)),
+                    },
+                }
             elif i % 3 == 2:
-                ev = {"trace_id": tid, "type": "tool_result", "seq": i, "call_id": f"c{i - 1}",
-                      "status": "ok", "content": " ".join(rng.choices(words, k=160))}
+                ev = {
+                    "trace_id": tid,
+                    "type": "tool_result",
+                    "seq": i,
+                    "call_id": f"c{i - 1}",
+                    "status": "ok",
+                    "content": " ".join(rng.choices(words, k=160)),
+                }
             else:
-                ev = {"trace_id": tid, "type": "message", "seq": i, "role": "assistant",
-                      "content": " ".join(rng.choices(words, k=160)) + "\tdone \\ ok"}
+                ev = {
+                    "trace_id": tid,
+                    "type": "message",
+                    "seq": i,
+                    "role": "assistant",
+                    "content": " ".join(rng.choices(words, k=160)) + "\tdone \\ ok",
+                }
             if i == 0:
                 ev["seq"] = 0
             lines.append(orjson.dumps(ev))
@@ -92,12 +116,20 @@ def ours(path: Path, run: int) -> tuple[float, int]:
 
     project = Project.objects.create(name=f"bench-{os.getpid()}-{run}-{time.time_ns()}")
     with path.open("rb") as fh:
-        upload, _ = upload_create(project=project, fileobj=fh, filename=path.name, fmt="v1",
-                                  source=Upload.Source.CLI, enqueue=False)
+        upload, _ = upload_create(
+            project=project,
+            fileobj=fh,
+            filename=path.name,
+            fmt="v1",
+            source=Upload.Source.CLI,
+            enqueue=False,
+        )
     start = time.perf_counter()
     result = upload_process(upload_id=upload.pk)
     elapsed = time.perf_counter() - start
-    assert result is not None and result.status == "done" and result.error_count == 0, result.errors[:3]
+    assert result is not None and result.status == "done" and result.error_count == 0, (
+        result.errors[:3]
+    )
     events = result.events
     project.delete()
     return elapsed, events
@@ -133,11 +165,16 @@ def main() -> None:
         t_ours = min(t for t, _ in runs)
         assert all(e == n for _, e in runs)
     rate = lambda t: n / t  # noqa: E731
-    print(f"floor (orjson parse + COPY raw lines into a jsonb column): {rate(floor_jsonb):>9,.0f} events/s")
-    print(f"floor (orjson parse + COPY raw lines into a text column):  {rate(floor_text):>9,.0f} events/s")
-    print(f"ours  (upload_process: parse, validate, group, COPY):      {rate(t_ours):>9,.0f} events/s")
-    print(f"ratio ours/floor time: {t_ours / floor_jsonb:.2f}x (jsonb floor), "
-          f"{t_ours / floor_text:.2f}x (text floor); target <= 2x and >= 10,000 events/s")
+    jsonb, text = rate(floor_jsonb), rate(floor_text)
+    print(f"floor (orjson parse + COPY raw lines into a jsonb column): {jsonb:>9,.0f} events/s")
+    print(f"floor (orjson parse + COPY raw lines into a text column):  {text:>9,.0f} events/s")
+    print(
+        f"ours  (upload_process: parse, validate, group, COPY):      {rate(t_ours):>9,.0f} events/s"
+    )
+    print(
+        f"ratio ours/floor time: {t_ours / floor_jsonb:.2f}x (jsonb floor), "
+        f"{t_ours / floor_text:.2f}x (text floor); target <= 2x and >= 10,000 events/s"
+    )
 
 
 if __name__ == "__main__":

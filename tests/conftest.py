@@ -124,10 +124,27 @@ class WorkerProcess:
     def start(self) -> None:
         celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
         self.proc = subprocess.Popen(
-            [celery, "-A", "auditor", "worker", "-Q", "ingest,audit,export", "--concurrency", "1",
-             "--pool", "prefork", "-l", "info", "--without-gossip", "--without-mingle",
-             "--without-heartbeat"],
-            cwd=REPO, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+            [
+                celery,
+                "-A",
+                "auditor",
+                "worker",
+                "-Q",
+                "ingest,audit,export",
+                "--concurrency",
+                "1",
+                "--pool",
+                "prefork",
+                "-l",
+                "info",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=REPO,
+            env=self.env,
+            stdout=self.log.open("ab"),
+            stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         deadline = time.monotonic() + 60
@@ -197,9 +214,15 @@ def browser():  # type: ignore[no-untyped-def]
     with sync_playwright() as pw:
         b = pw.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
         )
         yield b
         b.close()

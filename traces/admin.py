@@ -16,7 +16,15 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(Upload)
 class UploadAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "filename", "status", "traces_accepted", "error_count", "created_at"]
+    list_display = [
+        "id",
+        "project",
+        "filename",
+        "status",
+        "traces_accepted",
+        "error_count",
+        "created_at",
+    ]
     list_filter = ["status", "source"]
     readonly_fields = [f.name for f in Upload._meta.fields]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -11,8 +12,6 @@ from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
-
-from django.conf import settings
 
 from traces import selectors
 from traces.models import Project, Upload
@@ -25,8 +24,15 @@ from traces.serializers import (
 )
 from traces.services import FORMATS, UploadRejected, upload_create
 
-RAW_TYPES = ("application/x-ndjson", "application/jsonl", "application/json", "application/gzip",
-             "application/x-gzip", "application/octet-stream", "text/plain")
+RAW_TYPES = (
+    "application/x-ndjson",
+    "application/jsonl",
+    "application/json",
+    "application/gzip",
+    "application/x-gzip",
+    "application/octet-stream",
+    "text/plain",
+)
 
 
 class RawBodyParser(BaseParser):
@@ -133,7 +139,9 @@ class UploadListCreate(APIView):
         body = UploadCreatedSerializer(upload, context={"request": request}).data
         headers = {"Location": body["status_url"]}
         return Response(
-            body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK, headers=headers
+            body,
+            status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
+            headers=headers,
         )
 
     @extend_schema(summary="List uploads", responses=UploadSerializer(many=True))
@@ -176,4 +184,11 @@ class EventList(generics.ListAPIView):
         return selectors.event_list(trace=trace)
 
 
-__all__ = ["UploadListCreate", "UploadDetail", "TraceList", "TraceDetail", "EventList", "serializers"]
+__all__ = [
+    "UploadListCreate",
+    "UploadDetail",
+    "TraceList",
+    "TraceDetail",
+    "EventList",
+    "serializers",
+]

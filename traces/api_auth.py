@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from traces.models import ProjectToken
@@ -41,3 +42,13 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):  # type: ignore[no-untyped-def]
         return "Bearer"
+
+
+class ProjectTokenScheme(OpenApiAuthenticationExtension):
+    """Describes project tokens in the OpenAPI schema (drf-spectacular finds it by subclassing)."""
+
+    target_class = "traces.api_auth.ProjectTokenAuthentication"
+    name = "projectToken"
+
+    def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]
+        return {"type": "http", "scheme": "bearer", "bearerFormat": "ta_… project token"}

@@ -102,8 +102,12 @@ class Collector:
         if st.rejected:
             return None
         if st.count >= self.max_events:
-            self.error(line, trace_id, "$",
-                       f"trace has more than {self.max_events} events (TA_MAX_EVENTS_PER_TRACE)")
+            self.error(
+                line,
+                trace_id,
+                "$",
+                f"trace has more than {self.max_events} events (TA_MAX_EVENTS_PER_TRACE)",
+            )
             return None
         seq = event.get("seq")
         if st.explicit_seq is None:
@@ -111,9 +115,13 @@ class Collector:
             if seq is not None:
                 st.seqs = set()
         if (seq is not None) != st.explicit_seq:
-            self.error(line, trace_id, "$.seq",
-                       "seq is given on some events of this trace but not on others; "
-                       "give it on all events of a trace or on none")
+            self.error(
+                line,
+                trace_id,
+                "$.seq",
+                "seq is given on some events of this trace but not on others; "
+                "give it on all events of a trace or on none",
+            )
             return None
         if seq is None:
             seq = st.count
@@ -129,8 +137,13 @@ class Collector:
         etype = event["type"]
         if etype == "trace":
             if st.header is not None:
-                self.error(line, trace_id, "$.type", "a second trace header for this trace; "
-                           "expected exactly one event of type \"trace\"")
+                self.error(
+                    line,
+                    trace_id,
+                    "$.type",
+                    "a second trace header for this trace; "
+                    'expected exactly one event of type "trace"',
+                )
                 return None
             st.header, st.header_seq, st.header_line = event, seq, line
             st.header_late = st.row_written
@@ -146,8 +159,16 @@ class Collector:
             role = name = status = ""
         call_id = event.get("call_id")
         return (
-            st, seq, etype[:40], turn if turn.__class__ is int else None, role, name,
-            _text(event, "call_id") if call_id is not None else "", status, line, payload,
+            st,
+            seq,
+            etype[:40],
+            turn if turn.__class__ is int else None,
+            role,
+            name,
+            _text(event, "call_id") if call_id is not None else "",
+            status,
+            line,
+            payload,
         )
 
     def finish(self) -> tuple[list[TraceState], list[TraceState]]:
@@ -158,8 +179,11 @@ class Collector:
             if not st.rejected and st.header is not None:
                 first = st.min_seq if st.explicit_seq else 0
                 if st.header_seq != first:
-                    self.error(st.header_line, st.trace_id, "$.type",
-                               "the trace header (type \"trace\") must be the first event of its "
-                               "trace")
+                    self.error(
+                        st.header_line,
+                        st.trace_id,
+                        "$.type",
+                        'the trace header (type "trace") must be the first event of its trace',
+                    )
             (rejected if st.rejected else accepted).append(st)
         return accepted, rejected

@@ -41,6 +41,9 @@ class Membership(models.Model):
             models.UniqueConstraint(fields=["project", "user"], name="membership_unique")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} as {self.role}"
+
 
 def _hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
@@ -59,10 +62,15 @@ class ProjectToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
+    def __str__(self) -> str:
+        return f"{self.name} ({self.hint}…)"
+
     @classmethod
     def issue(cls, *, project: Project, name: str) -> tuple[ProjectToken, str]:
         raw = cls.PREFIX + secrets.token_urlsafe(32)
-        token = cls.objects.create(project=project, name=name, digest=_hash_token(raw), hint=raw[:8])
+        token = cls.objects.create(
+            project=project, name=name, digest=_hash_token(raw), hint=raw[:8]
+        )
         return token, raw
 
     @classmethod
@@ -105,7 +113,9 @@ class Upload(models.Model):
     events = models.PositiveBigIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True, help_text="first N line errors")
-    warnings = models.JSONField(default=list, blank=True, help_text="first N kept-with-repair lines")
+    warnings = models.JSONField(
+        default=list, blank=True, help_text="first N kept-with-repair lines"
+    )
     failure = models.TextField(blank=True, help_text="why the whole upload failed, if it did")
     report = models.JSONField(default=dict, blank=True, help_text="importer mapping report")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -117,7 +127,9 @@ class Upload(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             # An identical re-upload to the same project is a no-op: the content hash is the key.
-            models.UniqueConstraint(fields=["project", "content_hash"], name="upload_unique_content")
+            models.UniqueConstraint(
+                fields=["project", "content_hash"], name="upload_unique_content"
+            )
         ]
 
     def __str__(self) -> str:
@@ -178,6 +190,9 @@ class Event(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["trace", "seq"], name="event_unique_seq")]
         indexes = [models.Index(fields=["trace", "type"], name="event_trace_type")]
+
+    def __str__(self) -> str:
+        return f"{self.type} #{self.seq}"
 
     def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         if self.pk is not None and not kwargs.get("force_insert"):

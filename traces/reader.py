@@ -4,7 +4,6 @@ limit. Every limit breach is a `LimitExceeded` (whole file) or a line error, wit
 
 from __future__ import annotations
 
-import gzip
 import io
 import zlib
 from collections.abc import Iterator
@@ -109,7 +108,11 @@ class _GzipGuard(io.RawIOBase):
                 f"decompressed size exceeds the limit of {_mib(lim.max_decompressed_bytes)} "
                 f"(TA_MAX_DECOMPRESSED_BYTES); split the file or raise the limit"
             )
-        if self._out > self.RATIO_GRACE_BYTES and self._in and self._out / self._in > lim.max_gzip_ratio:
+        if (
+            self._out > self.RATIO_GRACE_BYTES
+            and self._in
+            and self._out / self._in > lim.max_gzip_ratio
+        ):
             raise LimitExceeded(
                 f"gzip expands more than {lim.max_gzip_ratio:g}x (TA_MAX_GZIP_RATIO): "
                 f"{_mib(self._in)} became over {_mib(self._out)}; refusing a possible zip bomb"
@@ -133,7 +136,12 @@ class LineError:
     message: str
 
     def to_dict(self) -> dict:
-        return {"line": self.line, "trace_id": self.trace_id, "path": self.path, "message": self.message}
+        return {
+            "line": self.line,
+            "trace_id": self.trace_id,
+            "path": self.path,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,9 +219,7 @@ def parse_line(line: bytes, max_depth: int) -> tuple[object, str | None, bytes]:
     # Counting brackets in C is an upper bound of the depth; walk the value only when it is
     # above the limit, so the common case costs nothing.
     if line.count(b"{") + line.count(b"[") > max_depth and json_depth(value) > max_depth:
-        raise ValueError(
-            f"JSON nesting deeper than the limit of {max_depth} levels (TA_MAX_DEPTH)"
-        )
+        raise ValueError(f"JSON nesting deeper than the limit of {max_depth} levels (TA_MAX_DEPTH)")
     return value, warning, line
 
 

@@ -14,10 +14,30 @@ class UploadSerializer(serializers.ModelSerializer):
     class Meta:
         model = Upload
         fields = [
-            "id", "project", "filename", "size", "content_hash", "format_requested",
-            "format_detected", "source", "status", "progress", "attempts", "traces_accepted",
-            "traces_rejected", "events", "error_count", "errors", "warnings", "failure", "report",
-            "created_at", "started_at", "finished_at", "status_url", "page_url",
+            "id",
+            "project",
+            "filename",
+            "size",
+            "content_hash",
+            "format_requested",
+            "format_detected",
+            "source",
+            "status",
+            "progress",
+            "attempts",
+            "traces_accepted",
+            "traces_rejected",
+            "events",
+            "error_count",
+            "errors",
+            "warnings",
+            "failure",
+            "report",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "status_url",
+            "page_url",
         ]
         read_only_fields = fields
 
@@ -54,8 +74,19 @@ class TraceSerializer(serializers.ModelSerializer):
     class Meta:
         model = Trace
         fields = [
-            "id", "trace_id", "upload", "agent", "model", "benchmark", "category", "task_id",
-            "outcome_success", "outcome_reward", "event_count", "header", "created_at",
+            "id",
+            "trace_id",
+            "upload",
+            "agent",
+            "model",
+            "benchmark",
+            "category",
+            "task_id",
+            "outcome_success",
+            "outcome_reward",
+            "event_count",
+            "header",
+            "created_at",
         ]
         read_only_fields = fields
 

@@ -159,15 +159,20 @@ def _claim(upload_id: int) -> Upload | None:
     return upload
 
 
-def _events(upload: Upload, stream: IO[bytes], fmt: str, collector: Collector,
-            limits: Limits) -> Iterator[tuple[int, dict, bytes]]:
+def _events(
+    upload: Upload, stream: IO[bytes], fmt: str, collector: Collector, limits: Limits
+) -> Iterator[tuple[int, dict, bytes]]:
     """(line, event, payload bytes) for every readable event; errors go to the collector."""
     if fmt == "v1":
         for lineno, line in iter_lines(stream, limits.max_line_bytes):
             if isinstance(line, TooLong):
-                collector.error(lineno, trace_id_from_raw(line.head), "$",
-                                f"line longer than the limit of {limits.max_line_bytes} bytes "
-                                "(TA_MAX_LINE_BYTES)")
+                collector.error(
+                    lineno,
+                    trace_id_from_raw(line.head),
+                    "$",
+                    f"line longer than the limit of {limits.max_line_bytes} bytes "
+                    "(TA_MAX_LINE_BYTES)",
+                )
                 continue
             try:
                 value, warning, line = parse_line(line, limits.max_depth)
@@ -179,8 +184,9 @@ def _events(upload: Upload, stream: IO[bytes], fmt: str, collector: Collector,
                 collector.warn(lineno, tid if isinstance(tid, str) else None, warning)
             yield lineno, value, line
         return
-    report = ImportReport(format=fmt, detected=upload.format_requested == "auto",
-                          filename=upload.filename)
+    report = ImportReport(
+        format=fmt, detected=upload.format_requested == "auto", filename=upload.filename
+    )
     for source_event in importers.IMPORTERS[fmt].convert(stream, report):
         yield source_event.line, source_event.event, orjson.dumps(source_event.event)
     for err in report.errors:
@@ -204,15 +210,22 @@ def upload_process(*, upload_id: int) -> Upload | None:
     )
 
     def conflict(st, other_upload: int) -> None:  # type: ignore[no-untyped-def]
-        collector.error(st.first_line, st.trace_id, "$.trace_id",
-                        f"trace id already stored in this project by upload #{other_upload}; "
-                        "trace ids must be unique within a project")
+        collector.error(
+            st.first_line,
+            st.trace_id,
+            "$.trace_id",
+            f"trace id already stored in this project by upload #{other_upload}; "
+            "trace ids must be unique within a project",
+        )
 
     size = max(upload.size, 1)
     with upload.file.open("rb") as raw:
-        store = ChunkedStore(upload, chunk_events=settings.TA_INGEST_BATCH_EVENTS,
-                             on_conflict=conflict,
-                             on_chunk=lambda: progress.report(0.95 * raw.tell() / size))
+        store = ChunkedStore(
+            upload,
+            chunk_events=settings.TA_INGEST_BATCH_EVENTS,
+            on_conflict=conflict,
+            on_chunk=lambda: progress.report(0.95 * raw.tell() / size),
+        )
         try:
             stream, _gz = open_payload(raw, limits)
             fmt = upload.format_requested

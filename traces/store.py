@@ -22,8 +22,18 @@ from django.db import IntegrityError, connection, transaction
 from traces.collect import Row, TraceState
 from traces.models import Event, Trace, Upload
 
-_EVENT_COLUMNS = ("trace_id", "seq", "line", "turn", "type", "role", "name", "call_id", "status",
-                  "payload")
+_EVENT_COLUMNS = (
+    "trace_id",
+    "seq",
+    "line",
+    "turn",
+    "type",
+    "role",
+    "name",
+    "call_id",
+    "status",
+    "payload",
+)
 _COPY_FLUSH_BYTES = 256 * 1024
 # Ids reserved per round trip; a chunk ends early when a file has more new traces than this.
 _ID_BLOCK = 1024
@@ -70,7 +80,9 @@ def existing_trace_ids(project_id: int, ids: list[str]) -> dict[str, int]:
 
 
 def _esc(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    return (
+        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+    )
 
 
 def _copy_line(pk: int, row: Row) -> bytes:
@@ -154,8 +166,20 @@ class ChunkedStore:
                 self.buf = bytearray()
         else:
             _s, seq, etype, turn, role, name, call_id, status, line, payload = row
-            self.sqlite_rows.append((st.pk, seq, line, turn, etype, role, name, call_id, status,
-                                     payload.decode("utf-8")))
+            self.sqlite_rows.append(
+                (
+                    st.pk,
+                    seq,
+                    line,
+                    turn,
+                    etype,
+                    role,
+                    name,
+                    call_id,
+                    status,
+                    payload.decode("utf-8"),
+                )
+            )
         self.rows_in_chunk += 1
         if self.rows_in_chunk >= self.chunk_events:
             self.close_chunk()
@@ -184,8 +208,10 @@ class ChunkedStore:
             self._cursor.close()  # type: ignore[union-attr]
             self._copy = self._copy_cm = self._cursor = None
         elif self.sqlite_rows:
-            sql = (f"INSERT INTO {Event._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) "
-                   f"VALUES ({', '.join(['%s'] * len(_EVENT_COLUMNS))})")
+            sql = (
+                f"INSERT INTO {Event._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) "
+                f"VALUES ({', '.join(['%s'] * len(_EVENT_COLUMNS))})"
+            )
             with connection.cursor() as cur:
                 cur.executemany(sql, self.sqlite_rows)
             self.sqlite_rows = []

@@ -41,9 +41,14 @@ RESULT_STATUSES = ("ok", "error")
 MAX_ID_LENGTH = 255
 
 # RFC 3339 date-time, e.g. 2026-11-30T06:54:24.123Z or +01:00.
+# ASCII digits only, and matched with fullmatch so no trailing newline slips through: the same
+# pattern string is published in the JSON Schema, where ECMA-262 engines read it that way.
 _RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$"
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})$"
 )
+# Counts (seq, turn, round, votes…) must fit the database's integer columns.
+MAX_INT = 2**31 - 1
 
 Error = tuple[str, str]  # (JSON path, message)
 
@@ -76,8 +81,16 @@ class _Checker:
     def missing(self, path: str, expected: str) -> None:
         self.errors.append((path, f"required field is missing (expected {expected})"))
 
-    def string(self, obj: dict, key: str, path: str, *, required: bool = False,
-               choices: tuple[str, ...] | None = None, nullable: bool = False) -> None:
+    def string(
+        self,
+        obj: dict,
+        key: str,
+        path: str,
+        *,
+        required: bool = False,
+        choices: tuple[str, ...] | None = None,
+        nullable: bool = False,
+    ) -> None:
         if key not in obj:
             if required:
                 self.missing(f"{path}.{key}", "a string")
@@ -90,10 +103,11 @@ class _Checker:
         elif choices is not None and value not in choices:
             self.fail(f"{path}.{key}", "one of " + ", ".join(choices), value)
         elif required and value == "":
-            self.errors.append((f"{path}.{key}", "expected a non-empty string, found \"\""))
+            self.errors.append((f"{path}.{key}", 'expected a non-empty string, found ""'))
 
-    def integer(self, obj: dict, key: str, path: str, *, required: bool = False,
-                minimum: int | None = None) -> None:
+    def integer(
+        self, obj: dict, key: str, path: str, *, required: bool = False, minimum: int | None = None
+    ) -> None:
         if key not in obj:
             if required:
                 self.missing(f"{path}.{key}", "an integer")
@@ -104,9 +118,19 @@ class _Checker:
             self.fail(f"{path}.{key}", "an integer", value)
         elif minimum is not None and value < minimum:
             self.fail(f"{path}.{key}", f"an integer >= {minimum}", value)
+        elif value > MAX_INT:
+            self.fail(f"{path}.{key}", f"an integer <= {MAX_INT}", value)
 
-    def number(self, obj: dict, key: str, path: str, *, nullable: bool = False,
-               lo: float | None = None, hi: float | None = None) -> None:
+    def number(
+        self,
+        obj: dict,
+        key: str,
+        path: str,
+        *,
+        nullable: bool = False,
+        lo: float | None = None,
+        hi: float | None = None,
+    ) -> None:
         if key not in obj:
             return
         value = obj[key]
@@ -251,9 +275,7 @@ def _check_verification(c: _Checker, ev: dict) -> None:
     c.integer(ev, "votes", "$", required=True, minimum=0)
     c.string(ev, "verifier", "$", nullable=True)
     accepts, votes = ev.get("accepts"), ev.get("votes")
-    if (
-        type(accepts) is int and type(votes) is int and 0 <= votes < accepts
-    ):
+    if type(accepts) is int and type(votes) is int and 0 <= votes < accepts:
         c.errors.append(("$.accepts", f"accepts ({accepts}) cannot exceed votes ({votes})"))
 
 
@@ -306,7 +328,9 @@ def validate_event(ev: Any) -> list[Error]:
     elif not tid:
         c.errors.append(("$.trace_id", 'expected a non-empty string, found ""'))
     elif len(tid) > MAX_ID_LENGTH:
-        c.errors.append(("$.trace_id", f"expected at most {MAX_ID_LENGTH} characters, found {len(tid)}"))
+        c.errors.append(
+            ("$.trace_id", f"expected at most {MAX_ID_LENGTH} characters, found {len(tid)}")
+        )
     etype = ev.get("type")
     if etype is None:
         c.missing("$.type", "an event type such as " + ", ".join(EVENT_TYPES[:4]))
@@ -316,7 +340,7 @@ def validate_event(ev: Any) -> list[Error]:
     c.integer(ev, "turn", "$", minimum=0)
     if "ts" in ev:
         ts = ev["ts"]
-        if not isinstance(ts, str) or not _RFC3339.match(ts):
+        if not isinstance(ts, str) or not _RFC3339.fullmatch(ts):
             c.fail("$.ts", "an RFC 3339 timestamp such as 2026-01-31T12:00:00Z", ts)
     c.obj(ev, "labels", "$")
     c.obj(ev, "meta", "$")

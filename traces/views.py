@@ -82,8 +82,12 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             try:
                 upload, created = upload_create(
-                    project=project, fileobj=fileobj, filename=fileobj.name, fmt=fmt,
-                    source=Upload.Source.WEB, user=request.user,
+                    project=project,
+                    fileobj=fileobj,
+                    filename=fileobj.name,
+                    fmt=fmt,
+                    source=Upload.Source.WEB,
+                    user=request.user,
                 )
             except UploadRejected as exc:
                 error = str(exc)
@@ -91,15 +95,21 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
                 if not created:
                     messages.info(request, "This exact file was uploaded before; nothing changed.")
                 if wants_json:  # the drag-and-drop script follows this itself
-                    return JsonResponse({"url": upload.get_absolute_url(), "duplicate": not created})
+                    return JsonResponse(
+                        {"url": upload.get_absolute_url(), "duplicate": not created}
+                    )
                 return redirect(upload)
         if wants_json:
             return JsonResponse({"error": error}, status=400)
     return render(
         request,
         "traces/upload_new.html",
-        {"project": project, "formats": FORMATS, "error": error,
-         "max_mib": settings.TA_MAX_UPLOAD_BYTES // (1024 * 1024)},
+        {
+            "project": project,
+            "formats": FORMATS,
+            "error": error,
+            "max_mib": settings.TA_MAX_UPLOAD_BYTES // (1024 * 1024),
+        },
         status=400 if error else 200,
     )
 
@@ -108,8 +118,15 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
 def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
     upload = selectors.upload_get(user=request.user, upload_id=pk)
     template = "traces/upload.html" + ("#status" if request.htmx else "")
-    return render(request, template, {"upload": upload, "project": upload.project,
-                                      "can_upload": _can_upload(request, upload.project)})
+    return render(
+        request,
+        template,
+        {
+            "upload": upload,
+            "project": upload.project,
+            "can_upload": _can_upload(request, upload.project),
+        },
+    )
 
 
 @login_required
@@ -122,7 +139,9 @@ def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
         writer = csv.writer(buf)
         writer.writerow(["line", "trace_id", "path", "message"])
         for e in upload.errors:
-            writer.writerow([e.get("line"), e.get("trace_id") or "", e.get("path"), e.get("message")])
+            writer.writerow(
+                [e.get("line"), e.get("trace_id") or "", e.get("path"), e.get("message")]
+            )
         response = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{stem}-errors.csv"'
         return response
@@ -137,8 +156,9 @@ def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
         "warnings": upload.warnings,
         "report": upload.report,
     }
-    response = HttpResponse(orjson.dumps(body, option=orjson.OPT_INDENT_2),
-                            content_type="application/json")
+    response = HttpResponse(
+        orjson.dumps(body, option=orjson.OPT_INDENT_2), content_type="application/json"
+    )
     response["Content-Disposition"] = f'attachment; filename="{stem}-errors.json"'
     return response
 
@@ -146,8 +166,12 @@ def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def upload_raw(request: HttpRequest, pk: int) -> FileResponse:
     upload = selectors.upload_get(user=request.user, upload_id=pk)
-    return FileResponse(upload.file.open("rb"), as_attachment=True, filename=upload.filename,
-                        content_type="application/octet-stream")
+    return FileResponse(
+        upload.file.open("rb"),
+        as_attachment=True,
+        filename=upload.filename,
+        content_type="application/octet-stream",
+    )
 
 
 @login_required
@@ -169,8 +193,11 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     if after and after.isdigit():  # keyset pagination: fast at any depth
         traces = traces.filter(id__lt=int(after))
     page = list(traces[:50])
-    ctx = {"project": project, "traces": page,
-           "next_after": page[-1].pk if len(page) == 50 else None}
+    ctx = {
+        "project": project,
+        "traces": page,
+        "next_after": page[-1].pk if len(page) == 50 else None,
+    }
     return render(request, "traces/trace_list.html", ctx)
 
 
@@ -180,16 +207,20 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     events = []
     for ev in selectors.event_list(trace=trace):
         events.append({"event": ev, "pretty": json.dumps(ev.payload, indent=2, ensure_ascii=False)})
-    return render(request, "traces/trace.html",
-                  {"trace": trace, "project": trace.project, "events": events})
+    return render(
+        request, "traces/trace.html", {"trace": trace, "project": trace.project, "events": events}
+    )
 
 
 def format_docs(request: HttpRequest) -> HttpResponse:
     examples = []
     for path in sorted(EXAMPLES_PATH.glob("*.jsonl")):
         examples.append({"name": path.stem.replace("_", " "), "text": path.read_text()})
-    return render(request, "traces/format.html",
-                  {"examples": examples, "schema_url": reverse("trace-schema-v1")})
+    return render(
+        request,
+        "traces/format.html",
+        {"examples": examples, "schema_url": reverse("trace-schema-v1")},
+    )
 
 
 def format_schema(request: HttpRequest) -> HttpResponse:

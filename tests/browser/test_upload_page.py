@@ -16,14 +16,18 @@ def login(page, live_server, username: str, password: str) -> None:  # type: ign
     page.click("button[type=submit]")
 
 
-def test_upload_through_page_reaches_done(page, live_server, celery_worker_process, project, alice, tmp_path):
+def test_upload_through_page_reaches_done(
+    page, live_server, celery_worker_process, project, alice, tmp_path
+):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     login(page, live_server, "alice", "alice-pw")
     page.goto(f"{live_server.url}/projects/{project.pk}/upload/")
     path = tmp_path / "agent-run.jsonl"
-    path.write_bytes(jsonl(simple_trace("p1") + simple_trace("p2")) + b'{"trace_id": "p3", "type": 1}\n')
+    path.write_bytes(
+        jsonl(simple_trace("p1") + simple_trace("p2")) + b'{"trace_id": "p3", "type": 1}\n'
+    )
     page.set_input_files("#file", str(path))
     assert "agent-run.jsonl" in page.inner_text("#chosen")
     page.click("#submit")

@@ -8,9 +8,14 @@ import orjson
 
 
 def header(tid: str, **extra) -> dict:  # type: ignore[no-untyped-def]
-    h = {"trace_id": tid, "type": "trace", "agent": "bot", "model": "m-1",
-         "task": {"id": f"task-{tid}", "benchmark": "bench", "category": "cat"},
-         "outcome": {"success": True, "reward": 1.0}}
+    h = {
+        "trace_id": tid,
+        "type": "trace",
+        "agent": "bot",
+        "model": "m-1",
+        "task": {"id": f"task-{tid}", "benchmark": "bench", "category": "cat"},
+        "outcome": {"success": True, "reward": 1.0},
+    }
     h.update(extra)
     return h
 
@@ -18,10 +23,24 @@ def header(tid: str, **extra) -> dict:  # type: ignore[no-untyped-def]
 def simple_trace(tid: str, n_calls: int = 2) -> list[dict]:
     events = [header(tid), {"trace_id": tid, "type": "message", "role": "user", "content": "do it"}]
     for i in range(n_calls):
-        events.append({"trace_id": tid, "type": "tool_call", "call_id": f"c{i}", "name": "ls",
-                       "arguments": {"path": f"/d{i}"}})
-        events.append({"trace_id": tid, "type": "tool_result", "call_id": f"c{i}", "status": "ok",
-                       "content": "a b c"})
+        events.append(
+            {
+                "trace_id": tid,
+                "type": "tool_call",
+                "call_id": f"c{i}",
+                "name": "ls",
+                "arguments": {"path": f"/d{i}"},
+            }
+        )
+        events.append(
+            {
+                "trace_id": tid,
+                "type": "tool_result",
+                "call_id": f"c{i}",
+                "status": "ok",
+                "content": "a b c",
+            }
+        )
     events.append({"trace_id": tid, "type": "message", "role": "assistant", "content": "done"})
     return events
 

@@ -43,7 +43,9 @@ damage = st.tuples(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     damages=st.dictionaries(st.integers(0, N_TRACES * 7 - 1), damage, max_size=6),
     swap=st.booleans(),
@@ -83,8 +85,14 @@ def test_random_damage_never_crashes_and_keeps_good_traces(damages, swap):  # ty
                 bad_lines.add(n)
 
     project = Project.objects.create(name=f"p-{uuid.uuid4()}")
-    upload, _ = upload_create(project=project, fileobj=data, filename="f.jsonl", fmt="v1",
-                              source=Upload.Source.CLI, enqueue=False)
+    upload, _ = upload_create(
+        project=project,
+        fileobj=data,
+        filename="f.jsonl",
+        fmt="v1",
+        source=Upload.Source.CLI,
+        enqueue=False,
+    )
     result = upload_process(upload_id=upload.pk)
     assert result is not None and result.status == "done"
 

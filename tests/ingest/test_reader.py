@@ -8,8 +8,14 @@ import pytest
 
 from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
 
-LIMITS = Limits(max_upload_bytes=1 << 30, max_decompressed_bytes=1 << 30, max_gzip_ratio=100.0,
-                max_line_bytes=1 << 20, max_depth=8, max_events_per_trace=100)
+LIMITS = Limits(
+    max_upload_bytes=1 << 30,
+    max_decompressed_bytes=1 << 30,
+    max_gzip_ratio=100.0,
+    max_line_bytes=1 << 20,
+    max_depth=8,
+    max_events_per_trace=100,
+)
 
 
 def lines(data: bytes, max_line: int = 1 << 20):  # type: ignore[no-untyped-def]
@@ -51,8 +57,14 @@ def test_gzip_bomb_stopped_by_ratio():
 
 
 def test_gzip_decompressed_size_limit():
-    limits = Limits(max_upload_bytes=1 << 30, max_decompressed_bytes=1 << 20, max_gzip_ratio=1e9,
-                    max_line_bytes=1 << 20, max_depth=8, max_events_per_trace=100)
+    limits = Limits(
+        max_upload_bytes=1 << 30,
+        max_decompressed_bytes=1 << 20,
+        max_gzip_ratio=1e9,
+        max_line_bytes=1 << 20,
+        max_depth=8,
+        max_events_per_trace=100,
+    )
     data = gzip.compress(os.urandom(2 << 20))
     stream, _ = open_payload(io.BytesIO(data), limits)
     with pytest.raises(LimitExceeded, match="TA_MAX_DECOMPRESSED_BYTES"):

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import gzip
-import os
 
-import orjson
 import pytest
 
 from tests.ingest.helpers import gz, header, jsonl, simple_trace
@@ -16,8 +14,14 @@ pytestmark = pytest.mark.django_db
 
 
 def ingest(project, data: bytes, name: str = "t.jsonl", fmt: str = "v1") -> Upload:  # type: ignore[no-untyped-def]
-    upload, created = upload_create(project=project, fileobj=data, filename=name, fmt=fmt,
-                                    source=Upload.Source.CLI, enqueue=False)
+    upload, created = upload_create(
+        project=project,
+        fileobj=data,
+        filename=name,
+        fmt=fmt,
+        source=Upload.Source.CLI,
+        enqueue=False,
+    )
     assert created
     result = upload_process(upload_id=upload.pk)
     assert result is not None
@@ -28,9 +32,22 @@ def test_stores_traces_and_events_in_order(project):
     up = ingest(project, jsonl(simple_trace("a") + simple_trace("b")))
     assert (up.status, up.traces_accepted, up.traces_rejected, up.events) == ("done", 2, 0, 14)
     t = Trace.objects.get(external_id="a")
-    assert (t.model, t.benchmark, t.category, t.task_id, t.outcome_success) == ("m-1", "bench", "cat", "task-a", True)
+    assert (t.model, t.benchmark, t.category, t.task_id, t.outcome_success) == (
+        "m-1",
+        "bench",
+        "cat",
+        "task-a",
+        True,
+    )
     assert list(Event.objects.filter(trace=t).order_by("seq").values_list("type", flat=True)) == [
-        "trace", "message", "tool_call", "tool_result", "tool_call", "tool_result", "message"]
+        "trace",
+        "message",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "message",
+    ]
 
 
 def test_interleaved_traces_are_grouped(project):
@@ -42,8 +59,14 @@ def test_interleaved_traces_are_grouped(project):
 
 
 def test_payload_kept_verbatim_with_unknown_fields(project):
-    ev = {"trace_id": "a", "type": "tool_call", "name": "f", "arguments": {"x": "a\tb\\c\n"},
-          "vendor_field": {"deep": [1, 2]}, "meta": {"k": "<script>alert(1)</script>"}}
+    ev = {
+        "trace_id": "a",
+        "type": "tool_call",
+        "name": "f",
+        "arguments": {"x": "a\tb\\c\n"},
+        "vendor_field": {"deep": [1, 2]},
+        "meta": {"k": "<script>alert(1)</script>"},
+    }
     ingest(project, jsonl([header("a"), ev, {"trace_id": "a", "type": "brand_new_type", "z": 1}]))
     stored = Event.objects.get(trace__external_id="a", seq=1).payload
     assert stored == ev
@@ -55,13 +78,24 @@ def test_bad_line_rejects_its_trace_whole_and_keeps_the_others(project):
     bad[3] = {"trace_id": "bad", "type": "tool_call", "name": "f", "arguments": "oops"}
     up = ingest(project, jsonl(simple_trace("good") + bad))
     assert (up.traces_accepted, up.traces_rejected, up.error_count) == (1, 1, 1)
-    assert up.errors == [{"line": 11, "trace_id": "bad", "path": "$.arguments",
-                          "message": 'expected an object (parsed arguments, not a JSON string), found a string "oops"'}]
+    assert up.errors == [
+        {
+            "line": 11,
+            "trace_id": "bad",
+            "path": "$.arguments",
+            "message": "expected an object (parsed arguments, not a JSON string), "
+            'found a string "oops"',
+        }
+    ]
     assert not Trace.objects.filter(external_id="bad").exists()
 
 
 def test_unparsable_line_with_readable_trace_id_rejects_that_trace(project):
-    data = jsonl(simple_trace("a")) + b'{"trace_id": "a", "type": "message", "role": \n' + jsonl(simple_trace("b"))
+    data = (
+        jsonl(simple_trace("a"))
+        + b'{"trace_id": "a", "type": "message", "role": \n'
+        + jsonl(simple_trace("b"))
+    )
     up = ingest(project, data)
     assert up.traces_accepted == 1 and up.errors[0]["trace_id"] == "a" and up.errors[0]["line"] == 8
     assert Trace.objects.filter(external_id="b").exists()
@@ -96,8 +130,13 @@ def test_second_header_rejected(project):
 def test_identical_reupload_is_a_no_op(project):
     data = jsonl(simple_trace("a"))
     first = ingest(project, data)
-    again, created = upload_create(project=project, fileobj=data, filename="other-name.jsonl",
-                                   source=Upload.Source.API, enqueue=False)
+    again, created = upload_create(
+        project=project,
+        fileobj=data,
+        filename="other-name.jsonl",
+        source=Upload.Source.API,
+        enqueue=False,
+    )
     assert not created and again.pk == first.pk
     assert Upload.objects.count() == 1 and Trace.objects.count() == 1
 
@@ -138,7 +177,9 @@ def test_decompressed_size_limit_fails_with_its_own_message(project, settings):
 def test_file_size_limit(project, settings):
     settings.TA_MAX_UPLOAD_BYTES = 100
     with pytest.raises(UploadRejected, match="TA_MAX_UPLOAD_BYTES") as exc:
-        upload_create(project=project, fileobj=b"x" * 101, filename="a", source="cli", enqueue=False)
+        upload_create(
+            project=project, fileobj=b"x" * 101, filename="a", source="cli", enqueue=False
+        )
     assert exc.value.status == 413
     assert Upload.objects.count() == 0
 
@@ -189,7 +230,9 @@ def test_empty_file_rejected(project):
 
 def test_unknown_format_rejected(project):
     with pytest.raises(UploadRejected, match="unknown format"):
-        upload_create(project=project, fileobj=b"x", filename="a", fmt="xml", source="cli", enqueue=False)
+        upload_create(
+            project=project, fileobj=b"x", filename="a", fmt="xml", source="cli", enqueue=False
+        )
 
 
 def test_processing_twice_does_nothing_the_second_time(project):

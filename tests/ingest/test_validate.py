@@ -23,7 +23,9 @@ def test_reports_missing_trace_id_and_type():
 
 
 def test_rejects_tool_call_with_string_arguments():
-    [(path, msg)] = validate_event({"trace_id": "t", "type": "tool_call", "name": "f", "arguments": '{"a": 1}'})
+    [(path, msg)] = validate_event(
+        {"trace_id": "t", "type": "tool_call", "name": "f", "arguments": '{"a": 1}'}
+    )
     assert path == "$.arguments"
     assert "expected an object" in msg and 'found a string "{"a": 1}"' in msg
 
@@ -44,21 +46,33 @@ def test_message_role_must_be_known(role):  # type: ignore[no-untyped-def]
 
 
 def test_feedback_kind_and_targets_checked():
-    ev = {"trace_id": "t", "type": "message", "role": "user",
-          "feedback": {"kind": "rant", "targets": ["c1", 2]}}
+    ev = {
+        "trace_id": "t",
+        "type": "message",
+        "role": "user",
+        "feedback": {"kind": "rant", "targets": ["c1", 2]},
+    }
     assert paths(ev) == ["$.feedback.kind", "$.feedback.targets[1]"]
 
 
 def test_claim_confidence_out_of_range_has_nested_path():
-    ev = {"trace_id": "t", "type": "claims",
-          "claims": [{"id": "c1", "confidence": 0.5}, {"id": "c2", "confidence": 1.5}]}
+    ev = {
+        "trace_id": "t",
+        "type": "claims",
+        "claims": [{"id": "c1", "confidence": 0.5}, {"id": "c2", "confidence": 1.5}],
+    }
     [(path, msg)] = validate_event(ev)
     assert path == "$.claims[1].confidence" and "between 0.0 and 1.0" in msg
 
 
 @pytest.mark.parametrize("conf", [0.0, 0.5, 0.85, 0.9, 1.0])
 def test_claim_confidence_edges_accepted(conf):  # type: ignore[no-untyped-def]
-    assert validate_event({"trace_id": "t", "type": "claims", "claims": [{"id": "c", "confidence": conf}]}) == []
+    assert (
+        validate_event(
+            {"trace_id": "t", "type": "claims", "claims": [{"id": "c", "confidence": conf}]}
+        )
+        == []
+    )
 
 
 def test_duplicate_claim_ids_rejected():
@@ -73,7 +87,12 @@ def test_verification_accepts_cannot_exceed_votes():
 
 
 def test_verification_zero_votes_ok():
-    assert validate_event({"trace_id": "t", "type": "verification", "candidate_id": "p", "accepts": 0, "votes": 0}) == []
+    assert (
+        validate_event(
+            {"trace_id": "t", "type": "verification", "candidate_id": "p", "accepts": 0, "votes": 0}
+        )
+        == []
+    )
 
 
 def test_timestamp_must_be_rfc3339():
@@ -82,7 +101,11 @@ def test_timestamp_must_be_rfc3339():
 
 
 def test_header_tools_checked_per_item():
-    ev = {"trace_id": "t", "type": "trace", "tools": [{"name": "ok"}, {"description": "no name"}, "x"]}
+    ev = {
+        "trace_id": "t",
+        "type": "trace",
+        "tools": [{"name": "ok"}, {"description": "no name"}, "x"],
+    }
     assert paths(ev) == ["$.tools[1].name", "$.tools[2]"]
 
 

@@ -28,39 +28,62 @@ def test_rest_upload_is_processed_by_the_worker(celery_worker_process, project, 
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     bad = {"trace_id": "bad", "type": "tool_call", "name": "f", "arguments": []}
     data = gzip.compress(jsonl(simple_trace("a") + simple_trace("b") + [bad]))
-    r = client.post("/api/uploads/?filename=run.jsonl.gz", data=data, content_type="application/gzip")
+    r = client.post(
+        "/api/uploads/?filename=run.jsonl.gz", data=data, content_type="application/gzip"
+    )
     assert r.status_code == 202
     up = wait_for(lambda: finished(r.json()["id"]))
     assert (up.status, up.traces_accepted, up.traces_rejected, up.events) == ("done", 2, 1, 14)
     body = client.get(r.json()["status_url"]).json()
     assert body["errors"][0]["path"] == "$.arguments"
     # COPY wrote the events, in order, with hot columns filled.
-    assert list(Event.objects.filter(trace__external_id="a", type="tool_call")
-                .values_list("name", flat=True)) == ["ls", "ls"]
+    assert list(
+        Event.objects.filter(trace__external_id="a", type="tool_call").values_list(
+            "name", flat=True
+        )
+    ) == ["ls", "ls"]
 
 
 def test_cli_ingest_waits_for_the_worker(celery_worker_process, project, tmp_path, postgres):
     path = tmp_path / "run.jsonl"
     path.write_bytes(jsonl(simple_trace("x") + simple_trace("y")) + b"garbage\n")
-    env = dict(os.environ, DATABASE_URL=_db_url(postgres),
-               TA_MEDIA_ROOT=celery_worker_process.env["TA_MEDIA_ROOT"],
-               CELERY_BROKER_URL=celery_worker_process.env["CELERY_BROKER_URL"])
+    env = dict(
+        os.environ,
+        DATABASE_URL=_db_url(postgres),
+        TA_MEDIA_ROOT=celery_worker_process.env["TA_MEDIA_ROOT"],
+        CELERY_BROKER_URL=celery_worker_process.env["CELERY_BROKER_URL"],
+    )
     out = subprocess.run(
         [sys.executable, "manage.py", "ingest", str(path), "--project", project.name, "--json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 1, out.stderr  # one bad line: exit 1, but the traces are stored
     result = json.loads(out.stdout)
     assert result["traces_accepted"] == 2 and result["traces_rejected"] == 0
     assert result["events"] == 14 and result["duplicate"] is False
-    assert result["errors"] == [{"file": str(path), "line": 15, "trace_id": None, "path": "$",
-                                 "message": result["errors"][0]["message"]}]
+    assert result["errors"] == [
+        {
+            "file": str(path),
+            "line": 15,
+            "trace_id": None,
+            "path": "$",
+            "message": result["errors"][0]["message"],
+        }
+    ]
     assert result["errors"][0]["message"].startswith("not valid JSON")
     assert Trace.objects.filter(project=project).count() == 2
 
     again = subprocess.run(
         [sys.executable, "manage.py", "ingest", str(path), "--project", project.name, "--json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert json.loads(again.stdout)["duplicate"] is True
     assert Trace.objects.filter(project=project).count() == 2
@@ -71,8 +94,21 @@ def test_cli_inline_runs_without_worker(project, tmp_path, postgres):
     path.write_bytes(jsonl(simple_trace("solo")))
     env = dict(os.environ, DATABASE_URL=_db_url(postgres))
     out = subprocess.run(
-        [sys.executable, "manage.py", "ingest", str(path), "--project", project.name, "--inline", "--json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "manage.py",
+            "ingest",
+            str(path),
+            "--project",
+            project.name,
+            "--inline",
+            "--json",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["traces_accepted"] == 1

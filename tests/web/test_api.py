@@ -21,7 +21,9 @@ def api(token):  # type: ignore[no-untyped-def]
 
 
 def test_multipart_upload_answers_202_with_status_url(api, project):
-    f = SimpleUploadedFile("run.jsonl", jsonl(simple_trace("a")), content_type="application/x-ndjson")
+    f = SimpleUploadedFile(
+        "run.jsonl", jsonl(simple_trace("a")), content_type="application/x-ndjson"
+    )
     r = api.post("/api/uploads/", {"file": f}, format="multipart")
     assert r.status_code == 202, r.content
     body = r.json()
@@ -33,8 +35,9 @@ def test_multipart_upload_answers_202_with_status_url(api, project):
 
 def test_raw_body_upload_gzip(api):
     data = gzip.compress(jsonl(simple_trace("a")))
-    r = api.post("/api/uploads/?filename=run.jsonl.gz&format=v1", data=data,
-                 content_type="application/gzip")
+    r = api.post(
+        "/api/uploads/?filename=run.jsonl.gz&format=v1", data=data, content_type="application/gzip"
+    )
     assert r.status_code == 202, r.content
     upload_process(upload_id=r.json()["id"])
     status = api.get(r.json()["status_url"]).json()
@@ -55,8 +58,14 @@ def test_status_shows_errors(api):
     upload_process(upload_id=r.json()["id"])
     body = api.get(r.json()["status_url"]).json()
     assert body["traces_rejected"] == 1
-    assert body["errors"] == [{"line": 8, "trace_id": "b", "path": "$.role",
-                               "message": 'expected one of system, user, assistant, found a string "robot"'}]
+    assert body["errors"] == [
+        {
+            "line": 8,
+            "trace_id": "b",
+            "path": "$.role",
+            "message": 'expected one of system, user, assistant, found a string "robot"',
+        }
+    ]
 
 
 def test_too_large_is_413_with_message(api, settings):
@@ -111,8 +120,11 @@ def test_token_is_stored_hashed(project, token):
 
 def test_session_user_uploads_by_project_name(client, alice, project):
     client.force_login(alice)
-    r = client.post("/api/uploads/?project=alpha", data=jsonl(simple_trace("a")),
-                    content_type="application/x-ndjson")
+    r = client.post(
+        "/api/uploads/?project=alpha",
+        data=jsonl(simple_trace("a")),
+        content_type="application/x-ndjson",
+    )
     assert r.status_code == 202
 
 
@@ -123,7 +135,9 @@ def test_outsider_session_cannot_upload(client, charlie, project):
 
 
 def test_traces_and_events_api(api):
-    r = api.post("/api/uploads/", data=jsonl(simple_trace("a")), content_type="application/x-ndjson")
+    r = api.post(
+        "/api/uploads/", data=jsonl(simple_trace("a")), content_type="application/x-ndjson"
+    )
     upload_process(upload_id=r.json()["id"])
     [trace] = api.get("/api/traces/").json()
     assert trace["trace_id"] == "a" and trace["event_count"] == 7

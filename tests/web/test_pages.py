@@ -15,7 +15,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def done_upload(project):  # type: ignore[no-untyped-def]
     data = jsonl(simple_trace("a")) + b"not json\n"
-    up, _ = upload_create(project=project, fileobj=data, filename="run.jsonl", source="web", enqueue=False)
+    up, _ = upload_create(
+        project=project, fileobj=data, filename="run.jsonl", source="web", enqueue=False
+    )
     return upload_process(upload_id=up.pk)
 
 
@@ -27,10 +29,15 @@ def test_login_required(client, project):
 def test_outsider_gets_404_everywhere(client, charlie, project, done_upload):
     client.force_login(charlie)
     trace = done_upload.traces.get()
-    for url in (f"/projects/{project.pk}/", f"/projects/{project.pk}/upload/",
-                f"/projects/{project.pk}/traces/", f"/uploads/{done_upload.pk}/",
-                f"/uploads/{done_upload.pk}/errors/", f"/uploads/{done_upload.pk}/raw/",
-                f"/traces/{trace.pk}/"):
+    for url in (
+        f"/projects/{project.pk}/",
+        f"/projects/{project.pk}/upload/",
+        f"/projects/{project.pk}/traces/",
+        f"/uploads/{done_upload.pk}/",
+        f"/uploads/{done_upload.pk}/errors/",
+        f"/uploads/{done_upload.pk}/raw/",
+        f"/traces/{trace.pk}/",
+    ):
         assert client.get(url).status_code == 404, url
 
 
@@ -65,8 +72,13 @@ def test_upload_form_error_is_shown(client, alice, project, settings):
 
 def test_status_page_polls_until_done(client, alice, project):
     client.force_login(alice)
-    up, _ = upload_create(project=project, fileobj=jsonl(simple_trace("a")), filename="r.jsonl",
-                          source="web", enqueue=False)
+    up, _ = upload_create(
+        project=project,
+        fileobj=jsonl(simple_trace("a")),
+        filename="r.jsonl",
+        source="web",
+        enqueue=False,
+    )
     pending = client.get(up.get_absolute_url())
     assert b'hx-trigger="every 1s"' in pending.content
     upload_process(upload_id=up.pk)
@@ -98,7 +110,9 @@ def test_trace_page_shows_content_escaped(client, alice, project):
     client.force_login(alice)
     events = simple_trace("a")
     events[1]["content"] = "<script>alert('x')</script>"
-    up, _ = upload_create(project=project, fileobj=jsonl(events), filename="r.jsonl", source="web", enqueue=False)
+    up, _ = upload_create(
+        project=project, fileobj=jsonl(events), filename="r.jsonl", source="web", enqueue=False
+    )
     upload_process(upload_id=up.pk)
     r = client.get(up.traces.get().get_absolute_url())
     assert r.status_code == 200
@@ -108,7 +122,9 @@ def test_trace_page_shows_content_escaped(client, alice, project):
 def test_trace_list_paginates_by_keyset(client, alice, project):
     client.force_login(alice)
     events = [e for i in range(55) for e in simple_trace(f"t{i:02d}", n_calls=0)]
-    up, _ = upload_create(project=project, fileobj=jsonl(events), filename="r.jsonl", source="web", enqueue=False)
+    up, _ = upload_create(
+        project=project, fileobj=jsonl(events), filename="r.jsonl", source="web", enqueue=False
+    )
     upload_process(upload_id=up.pk)
     first = client.get(f"/projects/{project.pk}/traces/")
     assert first.content.count(b'<a href="/traces/') == 50
@@ -122,8 +138,13 @@ def test_failed_upload_can_be_retried(client, alice, project, settings):
     settings.TA_MAX_GZIP_RATIO = 10.0
     import gzip
 
-    up, _ = upload_create(project=project, fileobj=gzip.compress(b" " * (20 << 20)), filename="b.gz",
-                          source="web", enqueue=False)
+    up, _ = upload_create(
+        project=project,
+        fileobj=gzip.compress(b" " * (20 << 20)),
+        filename="b.gz",
+        source="web",
+        enqueue=False,
+    )
     up = upload_process(upload_id=up.pk)
     assert up.status == "failed"
     r = client.post(f"/uploads/{up.pk}/retry/")
@@ -141,7 +162,10 @@ def test_security_headers(client, alice, project):
     client.force_login(alice)
     r = client.get(f"/projects/{project.pk}/")
     csp = r["Content-Security-Policy"]
-    assert "script-src 'self'" in csp and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    assert (
+        "script-src 'self'" in csp
+        and "unsafe-inline" not in csp.split("script-src")[1].split(";")[0]
+    )
     assert r["X-Frame-Options"] == "DENY"
 
 

@@ -90,5 +90,5 @@ class Importer(Protocol):
         ...
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
-        """Yield v1 events; record unimportable records in `report.errors`, never raise on bad data."""
+        """Yield v1 events; put unimportable records in `report.errors`; never raise on bad data."""
         ...

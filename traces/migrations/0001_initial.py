@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,129 +14,281 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('owner', 'Owner'), ('annotator', 'Annotator'), ('viewer', 'Viewer')], default='viewer', max_length=16)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("owner", "Owner"),
+                            ("annotator", "Annotator"),
+                            ("viewer", "Viewer"),
+                        ],
+                        default="viewer",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('members', models.ManyToManyField(related_name='projects', through='traces.Membership', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100, unique=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "members",
+                    models.ManyToManyField(
+                        related_name="projects",
+                        through="traces.Membership",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='membership',
-            name='project',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='traces.project'),
+            model_name="membership",
+            name="project",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, to="traces.project"
+            ),
         ),
         migrations.CreateModel(
-            name='ProjectToken',
+            name="ProjectToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('digest', models.CharField(max_length=64, unique=True)),
-                ('hint', models.CharField(help_text='the first characters, to tell tokens apart', max_length=12)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tokens', to='traces.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("digest", models.CharField(max_length=64, unique=True)),
+                (
+                    "hint",
+                    models.CharField(
+                        help_text="the first characters, to tell tokens apart", max_length=12
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tokens",
+                        to="traces.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Trace',
+            name="Trace",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(help_text='the trace_id in the file', max_length=255)),
-                ('agent', models.CharField(blank=True, db_index=True, max_length=200)),
-                ('model', models.CharField(blank=True, db_index=True, max_length=200)),
-                ('benchmark', models.CharField(blank=True, db_index=True, max_length=200)),
-                ('category', models.CharField(blank=True, db_index=True, max_length=200)),
-                ('task_id', models.CharField(blank=True, db_index=True, max_length=255)),
-                ('outcome_success', models.BooleanField(db_index=True, null=True)),
-                ('outcome_reward', models.FloatField(null=True)),
-                ('header', models.JSONField(blank=True, default=dict)),
-                ('event_count', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='traces', to='traces.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "external_id",
+                    models.CharField(help_text="the trace_id in the file", max_length=255),
+                ),
+                ("agent", models.CharField(blank=True, db_index=True, max_length=200)),
+                ("model", models.CharField(blank=True, db_index=True, max_length=200)),
+                ("benchmark", models.CharField(blank=True, db_index=True, max_length=200)),
+                ("category", models.CharField(blank=True, db_index=True, max_length=200)),
+                ("task_id", models.CharField(blank=True, db_index=True, max_length=255)),
+                ("outcome_success", models.BooleanField(db_index=True, null=True)),
+                ("outcome_reward", models.FloatField(null=True)),
+                ("header", models.JSONField(blank=True, default=dict)),
+                ("event_count", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="traces",
+                        to="traces.project",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Event',
+            name="Event",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('type', models.CharField(max_length=40)),
-                ('turn', models.IntegerField(null=True)),
-                ('role', models.CharField(blank=True, max_length=20)),
-                ('name', models.CharField(blank=True, help_text='tool name for tool calls', max_length=200)),
-                ('call_id', models.CharField(blank=True, max_length=200)),
-                ('status', models.CharField(blank=True, max_length=20)),
-                ('line', models.PositiveIntegerField(help_text='line (or record) number in the uploaded file')),
-                ('payload', models.JSONField()),
-                ('trace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='event_set', to='traces.trace')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seq", models.PositiveIntegerField()),
+                ("type", models.CharField(max_length=40)),
+                ("turn", models.IntegerField(null=True)),
+                ("role", models.CharField(blank=True, max_length=20)),
+                (
+                    "name",
+                    models.CharField(
+                        blank=True, help_text="tool name for tool calls", max_length=200
+                    ),
+                ),
+                ("call_id", models.CharField(blank=True, max_length=200)),
+                ("status", models.CharField(blank=True, max_length=20)),
+                (
+                    "line",
+                    models.PositiveIntegerField(
+                        help_text="line (or record) number in the uploaded file"
+                    ),
+                ),
+                ("payload", models.JSONField()),
+                (
+                    "trace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="event_set",
+                        to="traces.trace",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Upload',
+            name="Upload",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('file', models.FileField(max_length=300, upload_to='uploads/%Y/%m/%d/')),
-                ('filename', models.CharField(max_length=255)),
-                ('size', models.BigIntegerField()),
-                ('content_hash', models.CharField(max_length=64)),
-                ('format_requested', models.CharField(default='auto', max_length=32)),
-                ('format_detected', models.CharField(blank=True, max_length=32)),
-                ('source', models.CharField(choices=[('web', 'Web'), ('api', 'Api'), ('cli', 'Cli')], max_length=8)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=10)),
-                ('progress', models.FloatField(default=0.0, help_text='0..1')),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('traces_accepted', models.PositiveIntegerField(default=0)),
-                ('traces_rejected', models.PositiveIntegerField(default=0)),
-                ('events', models.PositiveBigIntegerField(default=0)),
-                ('error_count', models.PositiveIntegerField(default=0)),
-                ('errors', models.JSONField(blank=True, default=list, help_text='first N line errors')),
-                ('warnings', models.JSONField(blank=True, default=list, help_text='first N kept-with-repair lines')),
-                ('failure', models.TextField(blank=True, help_text='why the whole upload failed, if it did')),
-                ('report', models.JSONField(blank=True, default=dict, help_text='importer mapping report')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='uploads', to='traces.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("file", models.FileField(max_length=300, upload_to="uploads/%Y/%m/%d/")),
+                ("filename", models.CharField(max_length=255)),
+                ("size", models.BigIntegerField()),
+                ("content_hash", models.CharField(max_length=64)),
+                ("format_requested", models.CharField(default="auto", max_length=32)),
+                ("format_detected", models.CharField(blank=True, max_length=32)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("web", "Web"), ("api", "Api"), ("cli", "Cli")], max_length=8
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("progress", models.FloatField(default=0.0, help_text="0..1")),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("traces_accepted", models.PositiveIntegerField(default=0)),
+                ("traces_rejected", models.PositiveIntegerField(default=0)),
+                ("events", models.PositiveBigIntegerField(default=0)),
+                ("error_count", models.PositiveIntegerField(default=0)),
+                (
+                    "errors",
+                    models.JSONField(blank=True, default=list, help_text="first N line errors"),
+                ),
+                (
+                    "warnings",
+                    models.JSONField(
+                        blank=True, default=list, help_text="first N kept-with-repair lines"
+                    ),
+                ),
+                (
+                    "failure",
+                    models.TextField(
+                        blank=True, help_text="why the whole upload failed, if it did"
+                    ),
+                ),
+                (
+                    "report",
+                    models.JSONField(blank=True, default=dict, help_text="importer mapping report"),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="uploads",
+                        to="traces.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddField(
-            model_name='trace',
-            name='upload',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='traces', to='traces.upload'),
+            model_name="trace",
+            name="upload",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="traces",
+                to="traces.upload",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('project', 'user'), name='membership_unique'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                fields=("project", "user"), name="membership_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='event',
-            index=models.Index(fields=['trace', 'type'], name='event_trace_type'),
+            model_name="event",
+            index=models.Index(fields=["trace", "type"], name="event_trace_type"),
         ),
         migrations.AddConstraint(
-            model_name='event',
-            constraint=models.UniqueConstraint(fields=('trace', 'seq'), name='event_unique_seq'),
+            model_name="event",
+            constraint=models.UniqueConstraint(fields=("trace", "seq"), name="event_unique_seq"),
         ),
         migrations.AddConstraint(
-            model_name='upload',
-            constraint=models.UniqueConstraint(fields=('project', 'content_hash'), name='upload_unique_content'),
+            model_name="upload",
+            constraint=models.UniqueConstraint(
+                fields=("project", "content_hash"), name="upload_unique_content"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='trace',
-            constraint=models.UniqueConstraint(fields=('project', 'external_id'), name='trace_unique_id'),
+            model_name="trace",
+            constraint=models.UniqueConstraint(
+                fields=("project", "external_id"), name="trace_unique_id"
+            ),
         ),
     ]

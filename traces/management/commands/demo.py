@@ -23,8 +23,12 @@ class Command(BaseCommand):
     help = "Create the demo project (login demo/demo) with demo traces."
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
-        parser.add_argument("--per-category", type=int, default=10,
-                            help="BFCL tasks per multi-turn category (default 10)")
+        parser.add_argument(
+            "--per-category",
+            type=int,
+            default=10,
+            help="BFCL tasks per multi-turn category (default 10)",
+        )
         parser.add_argument("--username", default="demo")
         parser.add_argument("--password", default="demo")
 
@@ -32,11 +36,13 @@ class Command(BaseCommand):
         User = get_user_model()
         user = User.objects.filter(username=opts["username"]).first()
         if user is None:
-            user = User.objects.create_user(opts["username"], password=opts["password"],
-                                            is_staff=True, is_superuser=True)
+            user = User.objects.create_user(
+                opts["username"], password=opts["password"], is_staff=True, is_superuser=True
+            )
         project, _ = Project.objects.get_or_create(name="demo")
-        Membership.objects.get_or_create(project=project, user=user,
-                                         defaults={"role": Membership.Role.OWNER})
+        Membership.objects.get_or_create(
+            project=project, user=user, defaults={"role": Membership.Role.OWNER}
+        )
         files = sorted(EXAMPLES.glob("*.jsonl"))
         with tempfile.TemporaryDirectory() as tmp:
             try:
@@ -47,8 +53,13 @@ class Command(BaseCommand):
                 self.stderr.write(f"skipping BFCL demo traces: {exc}")
             for path in files:
                 with path.open("rb") as fh:
-                    upload, created = upload_create(project=project, fileobj=fh, filename=path.name,
-                                                    source=Upload.Source.CLI, enqueue=False)
+                    upload, created = upload_create(
+                        project=project,
+                        fileobj=fh,
+                        filename=path.name,
+                        source=Upload.Source.CLI,
+                        enqueue=False,
+                    )
                 if created or upload.status == Upload.Status.PENDING:
                     upload = upload_process(upload_id=upload.pk) or upload
                 self.stdout.write(

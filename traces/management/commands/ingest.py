@@ -28,11 +28,16 @@ class Command(BaseCommand):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--project", required=True, help="project name (created if missing)")
         parser.add_argument("--format", default="auto", choices=FORMATS)
-        parser.add_argument("--inline", action="store_true",
-                            help="process here instead of in a Celery worker")
+        parser.add_argument(
+            "--inline", action="store_true", help="process here instead of in a Celery worker"
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
-        parser.add_argument("--timeout", type=float, default=3600.0,
-                            help="seconds to wait for the worker (default 3600)")
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=3600.0,
+            help="seconds to wait for the worker (default 3600)",
+        )
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
         as_json = opts["json"]
@@ -46,8 +51,12 @@ class Command(BaseCommand):
             try:
                 with path.open("rb") as fh, transaction.atomic():
                     upload, fresh = upload_create(
-                        project=project, fileobj=fh, filename=path.name, fmt=opts["format"],
-                        source=Upload.Source.CLI, enqueue=not opts["inline"],
+                        project=project,
+                        fileobj=fh,
+                        filename=path.name,
+                        fmt=opts["format"],
+                        source=Upload.Source.CLI,
+                        enqueue=not opts["inline"],
                     )
             except UploadRejected as exc:
                 raise CommandError(f"{path}: {exc}") from exc
@@ -69,8 +78,14 @@ class Command(BaseCommand):
     def _follow(self, upload: Upload, timeout: float, *, quiet: bool) -> Upload:
         deadline = time.monotonic() + timeout
         hinted = False
-        bar = tqdm(total=100, desc=upload.filename[:30], unit="%", disable=quiet, file=sys.stderr,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}")
+        bar = tqdm(
+            total=100,
+            desc=upload.filename[:30],
+            unit="%",
+            disable=quiet,
+            file=sys.stderr,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {elapsed}",
+        )
         try:
             while True:
                 upload.refresh_from_db()
@@ -83,14 +98,18 @@ class Command(BaseCommand):
                         f"upload #{upload.pk} still {upload.status} after {timeout:.0f}s; it stays "
                         "queued — check the worker, or run with --inline"
                     )
-                if not hinted and upload.status == Upload.Status.PENDING and (
-                    time.monotonic() + timeout - deadline > 10
+                if (
+                    not hinted
+                    and upload.status == Upload.Status.PENDING
+                    and (time.monotonic() + timeout - deadline > 10)
                 ):
                     hinted = True
                     if not quiet:
-                        self.stderr.write("\nwaiting for a worker (start one with "
-                                          "`celery -A auditor worker -Q ingest,audit,export`, "
-                                          "or use --inline)")
+                        self.stderr.write(
+                            "\nwaiting for a worker (start one with "
+                            "`celery -A auditor worker -Q ingest,audit,export`, "
+                            "or use --inline)"
+                        )
                 time.sleep(0.2)
         finally:
             bar.close()
@@ -108,9 +127,13 @@ class Command(BaseCommand):
                     f"(format {upload.format_detected})"
                 )
                 for e in upload.errors[:20]:
-                    self.stdout.write(f"  line {e['line']}: [{e['trace_id'] or '-'}] {e['path']}: {e['message']}")
+                    self.stdout.write(
+                        f"  line {e['line']}: [{e['trace_id'] or '-'}] {e['path']}: {e['message']}"
+                    )
                 if upload.error_count > 20:
-                    self.stdout.write(f"  … {upload.error_count - 20} more errors (see --json or the upload page)")
+                    self.stdout.write(
+                        f"  … {upload.error_count - 20} more errors (see --json or the upload page)"
+                    )
 
 
 def _summary(results: list[tuple[Path, Upload, bool]]) -> dict:
@@ -120,8 +143,15 @@ def _summary(results: list[tuple[Path, Upload, bool]]) -> dict:
         for e in upload.errors:
             errors.append({"file": str(path), **e})
         if upload.status == Upload.Status.FAILED:
-            errors.append({"file": str(path), "line": None, "trace_id": None, "path": "$",
-                           "message": upload.failure})
+            errors.append(
+                {
+                    "file": str(path),
+                    "line": None,
+                    "trace_id": None,
+                    "path": "$",
+                    "message": upload.failure,
+                }
+            )
     return {
         "traces_accepted": sum(u.traces_accepted for _, u in fresh),
         "traces_rejected": sum(u.traces_rejected for _, u in fresh),
@@ -130,8 +160,13 @@ def _summary(results: list[tuple[Path, Upload, bool]]) -> dict:
         "duplicate": bool(results) and not fresh,
         "failed": sum(1 for _, u in fresh if u.status == Upload.Status.FAILED),
         "uploads": [
-            {"file": str(p), "upload": u.pk, "status": u.status, "duplicate": not f,
-             "format": u.format_detected or u.format_requested}
+            {
+                "file": str(p),
+                "upload": u.pk,
+                "status": u.status,
+                "duplicate": not f,
+                "format": u.format_detected or u.format_requested,
+            }
             for p, u, f in results
         ],
     }
