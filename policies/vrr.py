@@ -173,14 +173,16 @@ def first_stop(rounds: Sequence[Round], params: VrrParams, tau: float = 0.0) -> 
 def guard_rule(rounds: Sequence[Round], delta: int) -> tuple[int, tuple[int, ...]]:
     """VRR-Guard (§2.3): keep an incumbent c (round 0); candidate pₖ replaces it only if
     S(pₖ) ≥ S(c) + δ. Returns the final incumbent's index and the incumbent after each round.
-    Accept counts are compared as counts (the paper's S); rounds with no votes never replace."""
+    Accept counts are compared as counts (the paper's S); rounds with no votes never replace.
+    δ is capped at the round's vote count, so a verifier with fewer votes than δ (LDB's single
+    visible test) can still promote a candidate that passes where the incumbent failed."""
     if not rounds:
         return 0, ()
     inc = 0
     history = [0]
     for k in range(1, len(rounds)):
         r = rounds[k]
-        if r.votes > 0 and r.accepts >= rounds[inc].accepts + delta:
+        if r.votes > 0 and r.accepts >= rounds[inc].accepts + min(delta, r.votes):
             inc = k
         history.append(inc)
     return inc, tuple(history)

@@ -81,6 +81,9 @@ def test_guard_replaces_only_with_margin() -> None:
     assert guard_rule(rounds, 2) == (1, (0, 1, 1, 1))  # 5 < 4 + 2 keeps round 1
     assert guard_rule(rounds, 3) == (2, (0, 0, 2, 2))
     assert guard_rule([], 2) == (0, ())
+    # δ is capped at the vote count: one visible test can still promote a passing candidate
+    one_vote = [Round(0, 0, 1), Round(1, 1, 1), Round(2, 1, 1)]
+    assert guard_rule(one_vote, 3) == (1, (0, 1, 1))
 
 
 def test_sign_identifiability() -> None:
