@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .decision import Decision, GuardPolicy
-from .environment import Environment
+from .environment import Environment, ToolOutcome
 from .trace import JsonDict, ToolCall, ToolResult, Trace
 
 Continuation = Literal["exact", "spliced", "recorded", "truncated"]
@@ -54,6 +54,14 @@ class ReplayResult:
         }
 
 
+def _execute(env: Environment, name: str, args: dict[str, Any], turn: int | None) -> ToolOutcome:
+    """Execute one call; environments that declare ``accepts_turn = True`` (BFCL: its checker
+    works per user turn) also get the event's turn as ``execute(..., turn=...)``."""
+    if getattr(env, "accepts_turn", False):
+        return env.execute(name, args, turn=turn)  # type: ignore[call-arg]
+    return env.execute(name, args)
+
+
 def _splice(
     trace: Trace, d: Decision, env: Environment
 ) -> tuple[list[JsonDict], bool | None, list[JsonDict]]:
@@ -64,7 +72,7 @@ def _splice(
     def run(
         call_raw: JsonDict, name: str, args: dict[str, Any], call_id: str, turn: int | None
     ) -> None:
-        res = env.execute(name, args)
+        res = _execute(env, name, args, turn)
         log.append({"name": name, "arguments": args, "status": res.status})
         out.append(
             {
@@ -81,7 +89,7 @@ def _splice(
     for e in trace.events[: d.index]:
         out.append(e.raw)
         if isinstance(e, ToolCall):  # bring the environment to the recorded state
-            env.execute(e.name, dict(e.arguments))
+            _execute(env, e.name, dict(e.arguments), e.turn)
     for r in d.replacement:
         out.append(r)
         if r.get("type") == "tool_call":
@@ -114,7 +122,7 @@ def actor_outcome(trace: Trace, env: Environment) -> bool | None:
     env.reset(trace)
     for e in trace.events:
         if isinstance(e, ToolCall):
-            env.execute(e.name, dict(e.arguments))
+            _execute(env, e.name, dict(e.arguments), e.turn)
     return env.check()
 
 
