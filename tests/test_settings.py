@@ -12,7 +12,9 @@ from tests.conftest import REPO
 def test_env_example_lists_every_variable_the_settings_read():
     read = set()
     for path in (REPO / "auditor").glob("*.py"):
-        read |= set(re.findall(r'env_(?:str|bool|int|float|list)\(\s*"([A-Z_]+)"', path.read_text()))
+        read |= set(
+            re.findall(r'env_(?:str|bool|int|float|list)\(\s*"([A-Z_]+)"', path.read_text())
+        )
     listed = set(re.findall(r"^([A-Z_]+)=", (REPO / ".env.example").read_text(), re.M))
     assert read and read <= listed, f"missing from .env.example: {sorted(read - listed)}"
 
