@@ -127,6 +127,25 @@ CELERY_TASK_ROUTES = {
     "auditor.tasks.*": {"queue": "audit"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # How long Redis waits before redelivering an unacknowledged task (acks_late): a task whose
+    # worker was killed runs again after this. Redelivery of a task still running is harmless
+    # (tasks are idempotent), so this can be short.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("TA_VISIBILITY_TIMEOUT", 600, minimum=1)
+    }
+
+# --- Audit runs -----------------------------------------------------------------------------
+TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
+TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
+TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
+# A running upload or audit run whose worker has been silent this long is taken over.
+TA_STALE_SECONDS = env_int("TA_STALE_SECONDS", 120, minimum=1)
+# The `openai` judge: any OpenAI-compatible chat-completions endpoint.
+TA_JUDGE_BASE_URL = env_str("TA_JUDGE_BASE_URL", "")
+TA_JUDGE_MODEL = env_str("TA_JUDGE_MODEL", "")
+TA_JUDGE_API_KEY = env_str("TA_JUDGE_API_KEY", "")
+TA_JUDGE_TIMEOUT = env_float("TA_JUDGE_TIMEOUT", 30.0, minimum=0.1)
 
 # --- Storage (raw uploads, exports) ---------------------------------------------------------
 MEDIA_ROOT = Path(env_str("TA_MEDIA_ROOT", str(VAR_DIR / "media")))

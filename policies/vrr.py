@@ -36,12 +36,18 @@ class VrrParams:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> VrrParams:
+        """Inverse of `to_dict`; null (how JSON stores an unidentified NaN) reads as NaN."""
+
+        def num(key: str) -> float:
+            v = d.get(key)
+            return math.nan if v is None else float(v)
+
         return cls(
-            rho0=float(d["rho0"]),
-            rho1=float(d["rho1"]),
-            alpha=float(d["alpha"]),
-            beta=float(d["beta"]),
-            prior=float(d["prior"]),
+            rho0=num("rho0"),
+            rho1=num("rho1"),
+            alpha=num("alpha"),
+            beta=num("beta"),
+            prior=num("prior"),
         )
 
 

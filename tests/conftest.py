@@ -123,6 +123,8 @@ class WorkerProcess:
 
     def start(self) -> None:
         celery = shutil.which("celery", path=str(Path(sys.executable).parent)) or "celery"
+        # The log is appended to across restarts: only what this start writes counts.
+        offset = self.log.stat().st_size if self.log.exists() else 0
         self.proc = subprocess.Popen(
             [
                 celery,
@@ -151,7 +153,7 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"worker exited early; log:\n{self.log.read_text()[-3000:]}")
-            if b"ready." in self.log.read_bytes():
+            if b"ready." in self.log.read_bytes()[offset:]:
                 return
             time.sleep(0.2)
         raise RuntimeError(f"worker not ready after 60s; log:\n{self.log.read_text()[-3000:]}")

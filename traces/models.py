@@ -23,7 +23,7 @@ class Project(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("traces:project", args=[self.pk])
+        return reverse("auditor:project", args=[self.pk])
 
 
 class Membership(models.Model):

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from traces import importers
@@ -123,10 +124,6 @@ def upload_retry(*, upload: Upload) -> bool:
 
 # --- processing ---------------------------------------------------------------------------
 
-# A running upload whose worker has not reported for this long is presumed dead and can be
-# claimed again by a redelivered task.
-STALE_AFTER_SECONDS = 120
-
 
 @dataclass(slots=True)
 class _Progress:
@@ -145,7 +142,8 @@ class _Progress:
 def _claim(upload_id: int) -> Upload | None:
     """Take the upload for processing, exactly once (a conditional update, so a redelivered
     task finds nothing to do) — unless the previous claimant went silent and is presumed dead."""
-    stale = timezone.now() - timezone.timedelta(seconds=STALE_AFTER_SECONDS)
+    # A running upload whose worker has been silent for TA_STALE_SECONDS is presumed dead.
+    stale = timezone.now() - timezone.timedelta(seconds=settings.TA_STALE_SECONDS)
     fresh = Upload.objects.filter(pk=upload_id, status=Upload.Status.PENDING)
     dead = Upload.objects.filter(pk=upload_id, status=Upload.Status.RUNNING, heartbeat_at__lt=stale)
     now = timezone.now()
@@ -317,3 +315,19 @@ def upload_summary(upload: Upload) -> dict:
 
 
 ProgressCallback = Callable[[float], None]
+
+
+def uploads_resume_stale() -> list[int]:
+    """Queue again uploads left behind: running with a silent worker, or pending for longer than
+    TA_STALE_SECONDS (their message was lost). Claiming is conditional, so a duplicate task
+    does nothing."""
+    cutoff = timezone.now() - timezone.timedelta(seconds=settings.TA_STALE_SECONDS)
+    ids = list(
+        Upload.objects.filter(
+            Q(status=Upload.Status.RUNNING, heartbeat_at__lt=cutoff)
+            | Q(status=Upload.Status.PENDING, created_at__lt=cutoff)
+        ).values_list("pk", flat=True)
+    )
+    for upload_id in ids:
+        _enqueue(upload_id)
+    return ids

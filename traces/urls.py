@@ -6,7 +6,6 @@ app_name = "traces"
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("projects/<int:pk>/", views.project_detail, name="project"),
     path("projects/<int:pk>/tokens/", views.token_create, name="token-create"),
     path("projects/<int:pk>/upload/", views.upload_new, name="upload-new"),
     path("projects/<int:pk>/traces/", views.trace_list, name="trace-list"),

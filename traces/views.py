@@ -35,22 +35,6 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def project_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    project = selectors.project_get(user=request.user, project_id=pk)
-    role = selectors.role_of(user=request.user, project=project)
-    uploads = project.uploads.all()[:50]
-    ctx = {
-        "project": project,
-        "role": role,
-        "uploads": uploads,
-        "trace_count": selectors.trace_list(user=request.user, project=project).count(),
-        "tokens": project.tokens.filter(revoked_at__isnull=True) if role == "owner" else [],
-        "new_token": request.session.pop("new_token", None),
-    }
-    return render(request, "traces/project.html", ctx)
-
-
-@login_required
 @require_POST
 def token_create(request: HttpRequest, pk: int) -> HttpResponse:
     project = selectors.project_get(user=request.user, project_id=pk)

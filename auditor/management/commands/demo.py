@@ -1,8 +1,9 @@
-"""`python manage.py demo`: a demo project, a demo login and demo traces, made by our own code.
+"""`python manage.py demo`: a demo project, a demo login and demo traces made by our own code,
+already audited.
 
 Traces come from the `bfcl-eval` package's multi-turn tasks (result files built from its ground
 truth, some with the faults real models make) and the bundled v1 examples. Idempotent: running
-it again changes nothing (identical uploads are no-ops).
+it again changes nothing (identical uploads are no-ops; the audit runs only once).
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from auditor.models import AuditRun
+from auditor.services import audit_run_create, audit_run_start
 from traces.models import Membership, Project, Upload
 from traces.services import upload_create, upload_process
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "schema" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "traces" / "schema" / "examples"
 
 
 class Command(BaseCommand):
@@ -66,4 +69,13 @@ class Command(BaseCommand):
                     f"{path.name}: {upload.status}, {upload.traces_accepted} traces, "
                     f"{upload.error_count} errors"
                 )
+        if not AuditRun.objects.filter(project=project).exists():
+            run = audit_run_create(
+                project=project, label="demo: all policies, defaults", user=user, enqueue=False
+            )
+            run = audit_run_start(run_id=run.pk, inline=True) or run
+            self.stdout.write(
+                f"audit run #{run.pk}: {run.status}, {run.traces_total} traces, "
+                f"{run.error_count} errors"
+            )
         self.stdout.write(self.style.SUCCESS(f"demo project ready: log in as {opts['username']}"))

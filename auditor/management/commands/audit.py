@@ -1,0 +1,109 @@
+"""`python manage.py audit --project NAME [--policies twincheck,checklist,vrr,commit]
+[--set KEY=VALUE ...] [--inline] [--json]`
+
+Keys for --set: `POLICY.SETTING=VALUE` (e.g. `twincheck.min_confidence=0.8`,
+`checklist.schedule=on_demand`), `judge=heuristic|recorded|openai`,
+`environment=auto|none|bfcl`, `label=TEXT`, and filters `model=`, `benchmark=`, `category=`,
+`agent=`, `upload=ID`. Without --inline the run is queued for Celery workers and followed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import orjson
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from tqdm import tqdm
+
+from auditor.models import AuditRun
+from auditor.services import (
+    AuditRejected,
+    audit_run_counts,
+    audit_run_create,
+    audit_run_start,
+    parse_set_options,
+)
+from policies import POLICIES
+from traces.models import Project
+
+
+class Command(BaseCommand):
+    help = "Audit a project's traces with the guard policies."
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--policies", default=",".join(POLICIES))
+        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+        parser.add_argument("--inline", action="store_true", help="audit here, not in workers")
+        parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument("--timeout", type=float, default=3600.0)
+
+    def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
+        project = Project.objects.filter(name=opts["project"]).first()
+        if project is None:
+            raise CommandError(f"no project named {opts['project']!r}")
+        try:
+            per_policy, options = parse_set_options(opts["set"])
+            with transaction.atomic():
+                run = audit_run_create(
+                    project=project,
+                    policies=[p.strip() for p in opts["policies"].split(",") if p.strip()],
+                    settings=per_policy,
+                    judge=options.get("judge", "heuristic"),
+                    environment=options.get("environment", "auto"),
+                    label=options.get("label", ""),
+                    trace_filter={k[7:]: v for k, v in options.items() if k.startswith("filter.")},
+                    enqueue=not opts["inline"],
+                )
+        except AuditRejected as exc:
+            raise CommandError(str(exc)) from exc
+        if opts["inline"]:
+            audit_run_start(run_id=run.pk, inline=True)
+        else:
+            self._follow(run, opts["timeout"], quiet=opts["json"])
+        run.refresh_from_db()
+        counts = audit_run_counts(run)
+        if opts["json"]:
+            self.stdout.write(orjson.dumps(counts).decode())
+        else:
+            self._print(run, counts)
+        if run.status != AuditRun.Status.DONE:
+            sys.exit(1)
+
+    def _follow(self, run: AuditRun, timeout: float, *, quiet: bool) -> None:
+        deadline = time.monotonic() + timeout
+        bar = tqdm(total=1, desc=f"run #{run.pk}", unit="trace", disable=quiet, file=sys.stderr)
+        try:
+            while True:
+                run.refresh_from_db()
+                bar.total = max(run.traces_total, 1)
+                bar.n = run.traces_done
+                bar.refresh()
+                if run.is_finished:
+                    return
+                if time.monotonic() > deadline:
+                    raise CommandError(f"run #{run.pk} still {run.status} after {timeout:.0f}s")
+                time.sleep(0.3)
+        finally:
+            bar.close()
+
+    def _print(self, run: AuditRun, counts: dict) -> None:
+        self.stdout.write(
+            f"run #{run.pk}: {run.status}, {counts['traces']} traces, {counts['errors']} errors"
+        )
+        for policy, c in counts["policies"].items():
+            overall = c.get("overall") or {}
+            delta = overall.get("delta")
+            ci = overall.get("ci") or [None, None]
+            extra = (
+                f", Δ {delta:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+                if isinstance(delta, float) and None not in ci
+                else ""
+            )
+            self.stdout.write(
+                f"  {policy:<10} applied {c['applied']:>5}  actor ok {c['actor_success']:>5}  "
+                f"guarded ok {c['guarded_success']:>5}  rescue {c['rescue']:>4}  "
+                f"harm {c['harm']:>4}  unknown {c['unknown']:>5}{extra}"
+            )

@@ -1,0 +1,178 @@
+"""Audit runs in-process (the same functions the workers run), on real data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
+from auditor.services import (
+    AuditRejected,
+    audit_chunk_process,
+    audit_run_create,
+    audit_run_retry_errors,
+    audit_run_start,
+    parse_set_options,
+)
+from tests.conftest import REPO
+from traces.models import Upload
+from traces.services import upload_create, upload_process
+
+pytestmark = pytest.mark.django_db
+
+DATA = REPO.parent / "shared" / "data"
+SYCON = DATA / "sycon-bench" / "false_presuppositions_gpt-4o_prompt0.jsonl"
+LDB = DATA / "ldb" / "humaneval_reflexion_gpt-3.5-turbo-0613.jsonl"
+
+
+def ingest_file(project, path: Path) -> Upload:  # type: ignore[no-untyped-def]
+    if not path.exists():
+        pytest.fail(f"shared data missing: {path}")
+    with path.open("rb") as fh:
+        upload, _ = upload_create(
+            project=project, fileobj=fh, filename=path.name, source="cli", enqueue=False
+        )
+    upload = upload_process(upload_id=upload.pk)
+    assert upload.status == "done" and upload.error_count == 0, upload.errors[:3]
+    return upload
+
+
+def run_inline(project, **kwargs) -> AuditRun:  # type: ignore[no-untyped-def]
+    run = audit_run_create(project=project, enqueue=False, **kwargs)
+    audit_run_start(run_id=run.pk, inline=True)
+    run.refresh_from_db()
+    return run
+
+
+def test_sycon_checklist_run_matches_counts_from_the_raw_file(project):
+    ingest_file(project, SYCON)
+    run = run_inline(
+        project,
+        policies=["checklist"],
+        environment="none",
+        settings={"checklist": {"implicit_confidence": 0.9}},
+    )
+    assert run.status == "done" and run.error_count == 0
+    # Independently, from the raw file: every pushback defends a false presupposition, so an
+    # answer that identified it (label 1) and then stopped doing so is a false reversal; the
+    # guard keeps turn 1's answer, so a trace whose first and last labels differ flips.
+    records = [json.loads(x) for x in SYCON.read_text().splitlines() if x.strip()]
+    false_reversals = rescue = harm = 0
+    for rec in records:
+        labels = [
+            str(t["judge_identifies_false_presupposition"]).strip() == "1" for t in rec["turns"]
+        ]
+        false_reversals += sum(1 for a, b in zip(labels, labels[1:], strict=False) if a and not b)
+        if labels[0] != labels[-1]:
+            rescue += labels[0]
+            harm += not labels[0]
+    summary = run.summary["checklist"]
+    assert summary["n_traces"] == len(records) == run.traces_total
+    assert summary["checklist"]["actor"]["false_reversals"] == false_reversals > 0
+    assert summary["checklist"]["guarded"]["false_reversals"] == 0
+    t = summary["overall"]["transitions"]
+    assert (t["rescue"], t["harm"]) == (rescue, harm)
+    assert AuditResult.objects.filter(run=run, transition="rescue").count() == rescue
+    lo, hi = summary["overall"]["ci"]
+    assert lo <= summary["overall"]["delta"] <= hi
+
+
+def test_ldb_vrr_run_calibrates_from_visible_tests(project):
+    ingest_file(project, LDB)
+    run = run_inline(project, policies=["vrr"], environment="none")
+    assert run.status == "done" and run.error_count == 0
+    records = [json.loads(x) for x in LDB.read_text().splitlines() if x.strip()]
+    # One vote observation per implementation (a round's visible tests), where tests ran.
+    rounds = sum(len(r["implementations"]) for r in records if r.get("given_tests"))
+    [cal] = Calibration.objects.filter(run=run)
+    assert cal.traces == len(records) and cal.observations == rounds
+    assert 0 <= cal.params["params"]["rho0"] <= 1 and 0 <= cal.params["params"]["rho1"] <= 1
+    assert (
+        cal.params["intervals"]["rho0"][0]
+        <= cal.params["params"]["rho0"]
+        <= cal.params["intervals"]["rho0"][1]
+    )
+    solved = sum(1 for r in records if r["is_solved"])
+    results = AuditResult.objects.filter(run=run, policy="vrr")
+    assert results.count() == len(records)
+    assert results.filter(actor_success=True).count() == solved
+
+
+def test_rerunning_a_finished_run_adds_nothing(project):
+    ingest_file(project, SYCON)
+    run = run_inline(project, policies=["checklist", "commit"], environment="none")
+    before = (AuditResult.objects.count(), AuditItem.objects.count())
+    assert before == (400, 200)
+    assert audit_run_start(run_id=run.pk, inline=True) is None  # already claimed
+    ids = list(run.items.values_list("trace_id", flat=True))
+    assert audit_chunk_process(run_id=run.pk, trace_ids=ids) == 0  # a redelivered chunk
+    AuditRun.objects.filter(pk=run.pk).update(status="running")  # even if it were running
+    AuditItem.objects.filter(run=run).update(status="pending")  # and nothing marked done
+    audit_chunk_process(run_id=run.pk, trace_ids=ids)
+    assert (AuditResult.objects.count(), AuditItem.objects.count()) == before
+
+
+def test_a_failing_trace_is_recorded_and_can_be_retried(project, monkeypatch):
+    ingest_file(project, SYCON)
+    from policies import Auditor
+
+    real = Auditor.audit
+    victim = "pushback:sycon_fp_gpt-4o_p0_3"
+
+    def flaky(self, events):  # type: ignore[no-untyped-def]
+        if events and events[0]["trace_id"] == victim:
+            raise RuntimeError("simulated failure")
+        return real(self, events)
+
+    monkeypatch.setattr(Auditor, "audit", flaky)
+    run = run_inline(project, policies=["checklist"], environment="none")
+    assert run.status == "done" and run.error_count == 1 and run.traces_done == 200
+    item = run.items.get(status="error")
+    assert item.trace.external_id == victim and "simulated failure" in item.error
+    monkeypatch.setattr(Auditor, "audit", real)
+    assert audit_run_retry_errors(run=run) == 1
+    run.refresh_from_db()
+    assert run.status == "running"
+    audit_chunk_process(run_id=run.pk, trace_ids=[item.trace_id])
+    run.refresh_from_db()
+    assert (run.status, run.error_count) == ("done", 0)
+    assert AuditResult.objects.filter(run=run).count() == 200
+
+
+def test_settings_are_checked_before_the_run_starts(project):
+    with pytest.raises(AuditRejected, match="unknown policies"):
+        audit_run_create(project=project, policies=["twincheck", "magic"], enqueue=False)
+    with pytest.raises(AuditRejected, match="invalid settings"):
+        audit_run_create(project=project, settings={"checklist": {"thetta": 0.4}}, enqueue=False)
+    with pytest.raises(AuditRejected, match="unknown judge"):
+        audit_run_create(project=project, judge="oracle", enqueue=False)
+    assert AuditRun.objects.count() == 0
+
+
+def test_set_options_parse_values_as_json():
+    per_policy, options = parse_set_options(
+        [
+            "twincheck.min_confidence=0.8",
+            "checklist.schedule=on_demand",
+            "judge=recorded",
+            "model=gpt-4o",
+        ]
+    )
+    assert per_policy == {
+        "twincheck": {"min_confidence": 0.8},
+        "checklist": {"schedule": "on_demand"},
+    }
+    assert options == {"judge": "recorded", "filter.model": "gpt-4o"}
+    with pytest.raises(AuditRejected, match="expected KEY=VALUE"):
+        parse_set_options(["nonsense"])
+
+
+def test_settings_are_recorded_with_every_decision(project):
+    ingest_file(project, SYCON)
+    run = run_inline(
+        project, policies=["checklist"], environment="none", settings={"checklist": {"theta": 0.7}}
+    )
+    record = AuditResult.objects.filter(run=run).first().record
+    assert record["settings"]["theta"] == 0.7
