@@ -139,6 +139,8 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
 TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
 TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
+# Memory ceiling of each worker process (and of inline audits), MiB; 0 disables it.
+TA_WORKER_MEMORY_MB = env_int("TA_WORKER_MEMORY_MB", 4096)
 # A running upload or audit run whose worker has been silent this long is taken over.
 TA_STALE_SECONDS = env_int("TA_STALE_SECONDS", 120, minimum=1)
 # The `openai` judge: any OpenAI-compatible chat-completions endpoint.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_process_init, worker_ready
 
 from auditor import services
 
@@ -32,6 +32,13 @@ def resume_stale_work() -> dict:
         "runs": services.audit_runs_resume_stale(),
         "uploads": uploads_resume_stale(),
     }
+
+
+@worker_process_init.connect
+def _limit_memory(**kwargs):  # type: ignore[no-untyped-def]
+    from auditor.limits import apply_memory_limit
+
+    apply_memory_limit()
 
 
 @worker_ready.connect

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from tqdm import tqdm
 
+from auditor.limits import apply_memory_limit
 from auditor.models import AuditRun
 from auditor.services import (
     AuditRejected,
@@ -41,6 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=3600.0)
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
+        apply_memory_limit()  # an inline audit runs here: keep a runaway trace from the machine
         project = Project.objects.filter(name=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project named {opts['project']!r}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from auditor.limits import apply_memory_limit
 from auditor.models import AuditRun
 from auditor.services import audit_run_create, audit_run_start
 from traces.models import Membership, Project, Upload
@@ -36,6 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--password", default="demo")
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
+        apply_memory_limit()  # an inline audit runs here: keep a runaway trace from the machine
         User = get_user_model()
         user = User.objects.filter(username=opts["username"]).first()
         if user is None:
