@@ -1,6 +1,6 @@
 from django.urls import path
 
-from auditor import views
+from auditor import views, views_list, views_trace
 
 app_name = "auditor"
 
@@ -9,4 +9,7 @@ urlpatterns = [
     path("projects/<int:pk>/audits/new/", views.run_new, name="run-new"),
     path("audits/<int:pk>/", views.run_detail, name="run"),
     path("audits/<int:pk>/retry/", views.run_retry, name="run-retry"),
+    # traces list (views_list) and trace page (views_trace)
+    path("projects/<int:pk>/traces/", views_list.trace_list, name="trace-list"),
+    path("traces/<int:pk>/", views_trace.trace_detail, name="trace"),
 ]

@@ -169,7 +169,7 @@ class Trace(models.Model):
         return self.external_id
 
     def get_absolute_url(self) -> str:
-        return reverse("traces:trace", args=[self.pk])
+        return reverse("auditor:trace", args=[self.pk])
 
 
 class Event(models.Model):

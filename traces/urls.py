@@ -8,10 +8,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:pk>/tokens/", views.token_create, name="token-create"),
     path("projects/<int:pk>/upload/", views.upload_new, name="upload-new"),
-    path("projects/<int:pk>/traces/", views.trace_list, name="trace-list"),
     path("uploads/<int:pk>/", views.upload_detail, name="upload"),
     path("uploads/<int:pk>/errors/", views.upload_errors, name="upload-errors"),
     path("uploads/<int:pk>/raw/", views.upload_raw, name="upload-raw"),
     path("uploads/<int:pk>/retry/", views.upload_retry_view, name="upload-retry"),
-    path("traces/<int:pk>/", views.trace_detail, name="trace"),
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 import orjson
@@ -167,33 +166,6 @@ def upload_retry_view(request: HttpRequest, pk: int) -> HttpResponse:
     if not upload_retry(upload=upload):
         messages.warning(request, "Only a failed upload can be retried.")
     return redirect(upload)
-
-
-@login_required
-def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
-    project = selectors.project_get(user=request.user, project_id=pk)
-    traces = selectors.trace_list(user=request.user, project=project).order_by("-id")
-    after = request.GET.get("after")
-    if after and after.isdigit():  # keyset pagination: fast at any depth
-        traces = traces.filter(id__lt=int(after))
-    page = list(traces[:50])
-    ctx = {
-        "project": project,
-        "traces": page,
-        "next_after": page[-1].pk if len(page) == 50 else None,
-    }
-    return render(request, "traces/trace_list.html", ctx)
-
-
-@login_required
-def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    trace = selectors.trace_get(user=request.user, trace_id=pk)
-    events = []
-    for ev in selectors.event_list(trace=trace):
-        events.append({"event": ev, "pretty": json.dumps(ev.payload, indent=2, ensure_ascii=False)})
-    return render(
-        request, "traces/trace.html", {"trace": trace, "project": trace.project, "events": events}
-    )
 
 
 def format_docs(request: HttpRequest) -> HttpResponse:
