@@ -1,0 +1,593 @@
+"""BFCL multi-turn as an executable environment (SPEC §4), through the `bfcl-eval` package.
+
+`BFCLEnvironment` replays a BFCL multi-turn trace (as the BFCL importer writes it: header
+``env.config`` = initial_config, involved_classes, excluded/missed functions, long-context flag;
+``labels.ground_truth``; every event carries its ``turn``) on the package's own API classes and
+judges it with the package's own checker logic, so that replaying a run's recorded calls gives
+the run's recorded verdict.
+
+What the package does, and what this module does instead:
+
+- The package executes a call by building ``name(k=repr(v), …)`` (the FC handler's
+  ``convert_to_function_call``), prefixing known method names with an instance variable name
+  (``multi_turn_utils._process_method_calls``), refusing a few names, and ``eval``-ing the string
+  with the instances kept in the module's globals (keyed by model name and test id). Here the same
+  string is built and prefixed (with the package's own function), refused by the same rule, then
+  *compiled to an AST only* and interpreted by a small evaluator that knows nothing but the
+  task's fresh instances, their public methods and Python literals. So results, error messages
+  ("Error during execution: …", including SyntaxError/NameError/TypeError texts for malformed
+  names) and state changes are the package's, and nothing is ever evaluated. Expressions the
+  evaluator cannot reproduce without eval (a call of a builtin or of a name of the package's
+  module, attribute access on a result, ``**kwargs``) are not executed: the call gets an error
+  outcome and the verdict is marked ``approximate``.
+- The package's ``multi_turn_checker`` executes through that eval path, so it is mirrored here
+  step for step (force-terminated and inference-error checks of ``eval_runner``, then per turn:
+  execute the model's calls and the ground truth on fresh instances, empty-turn check, then the
+  package's own ``state_checker`` and ``response_checker`` functions, which are called directly).
+- Every ``reset`` creates new instances; nothing lives in module globals, so one replay never
+  sees another's state.
+
+Whitelist: public (not ``_``-prefixed) bound methods of the task's involved classes, exactly the
+package's ``class_method_name_mapping``. The package neither hides ``excluded_function`` nor
+missed functions from execution (only from the prompt), so by default neither does this module
+(``availability="package"``, for fidelity); ``availability="strict"`` refuses them.
+
+No Django here (SPEC §2); the package is imported when an environment is built.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import importlib
+import inspect
+import json
+import re
+import warnings
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+from .environment import ToolOutcome
+from .trace import JsonDict, ToolCall, Trace
+
+ERROR_PREFIX = "Error during execution: "
+REPR_LIMIT = 10_000
+# multi_turn_utils.execute_multi_turn_func_call refuses these names before eval.
+BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
+# Locals of execute_multi_turn_func_call at eval time: a call of one of these names resolves to
+# the package's own objects under eval, which this module does not reproduce.
+_PACKAGE_LOCALS = frozenset(
+    "func_call_list initial_config involved_classes model_name test_entry_id long_context "
+    "is_evaL_run class_method_name_mapping involved_instances class_name module_name "
+    "instance_name class_instance method_name method execution_results func_call "
+    "func_call_copy module class_ e".split()
+)
+NOT_DECODED = (
+    "Not executed: the package could not decode this step's arguments, so it neither executed "
+    "nor scored its calls"
+)
+
+
+class _Unsupported(Exception):
+    """An expression the package evaluates with Python's eval but this module does not."""
+
+
+@cache
+def _package() -> tuple[Any, Any, dict[str, str], frozenset[str]]:
+    """The package's checker and utils modules, class paths and stateless classes."""
+    from bfcl_eval.constants.executable_backend_config import (  # type: ignore[import-untyped]
+        CLASS_FILE_PATH_MAPPING,
+        STATELESS_CLASSES,
+    )
+    from bfcl_eval.eval_checker.multi_turn_eval import (  # type: ignore[import-untyped]
+        multi_turn_checker,
+        multi_turn_utils,
+    )
+
+    return (
+        multi_turn_checker,
+        multi_turn_utils,
+        dict(CLASS_FILE_PATH_MAPPING),
+        frozenset(STATELESS_CLASSES),
+    )
+
+
+@cache
+def _reserved_names() -> frozenset[str]:
+    _, utils, _, _ = _package()
+    return frozenset(vars(utils)) | frozenset(dir(builtins)) | _PACKAGE_LOCALS
+
+
+@cache
+def _api_class(class_name: str) -> type:
+    _, _, paths, _ = _package()
+    if class_name not in paths:
+        raise KeyError(class_name)
+    cls: type = getattr(importlib.import_module(paths[class_name]), class_name)
+    return cls
+
+
+def _public_methods(instance: Any) -> list[str]:
+    # As execute_multi_turn_func_call: inspect.getmembers(..., ismethod), skipping "_" names.
+    return [
+        name
+        for name, _ in inspect.getmembers(instance, predicate=inspect.ismethod)
+        if not name.startswith("_")
+    ]
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """JSON-ready copy (bfcl_eval.utils.make_json_serializable's rule: str() the rest, here
+    truncated to REPR_LIMIT characters)."""
+    if depth > 50:
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [jsonable(v, depth + 1) for v in value]
+    if value is None or isinstance(value, str | int | bool):
+        return value
+    if isinstance(value, float):
+        return value if value == value and value not in (float("inf"), float("-inf")) else None
+    text = str(value)  # API objects (files, directories, …) by their own repr, kept short
+    return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 1] + "…"
+
+
+def call_string(name: str, arguments: dict[str, Any]) -> str:
+    """The string the package executes for a decoded call: the FC handler's
+    ``convert_to_function_call`` (``name(k=repr(v),…)``). Positional arguments (``_0``, ``_1``
+    from a prompting model's decoded text) come first, as written."""
+    pos = sorted((int(k[1:]), v) for k, v in arguments.items() if k[:1] == "_" and k[1:].isdigit())
+    kw = [(k, v) for k, v in arguments.items() if not (k[:1] == "_" and k[1:].isdigit())]
+    parts = [repr(v) for _, v in pos] + [f"{k}={v!r}" for k, v in kw]
+    return f"{name}({','.join(parts)})"
+
+
+def result_string(value: Any) -> str:
+    # execute_multi_turn_func_call: str as is, dict as JSON (str() if that fails), else str().
+    if type(value) is str:
+        return value
+    if type(value) is dict:
+        try:
+            return json.dumps(value)
+        except Exception:  # noqa: BLE001 — the package's bare except
+            return str(value)
+    return str(value)
+
+
+def outcome_status(content: str) -> str:
+    """ "error" for the package's execution errors and the APIs' ``{"error": …}`` answers (the
+    BFCL importer's rule for recorded results)."""
+    if content.startswith("Error during execution"):
+        return "error"
+    if content.startswith("{") and '"error"' in content:
+        try:
+            parsed = json.loads(content)
+        except ValueError:
+            return "ok"
+        if isinstance(parsed, dict) and "error" in parsed:
+            return "error"
+    return "ok"
+
+
+class _World:
+    """Fresh instances of a task's classes, the package's method → instance-variable mapping
+    and a whitelisted executor of call strings."""
+
+    def __init__(
+        self, classes: list[str], initial_config: dict[str, Any], long_context: bool, prefix: str
+    ) -> None:
+        _, _, _, stateless = _package()
+        self.instances: dict[str, Any] = {}
+        self.by_var: dict[str, Any] = {}
+        self.mapping: dict[str, str] = {}
+        self.methods: dict[str, dict[str, Any]] = {}  # instance var → public method → bound
+        for class_name in classes:
+            instance = _api_class(class_name)()
+            if class_name not in stateless:
+                config = initial_config.get(class_name, {})
+                instance._load_scenario(copy.deepcopy(config), long_context=long_context)
+            var = re.sub(r"[-./:]", "_", f"{prefix}_{class_name}_instance")
+            self.instances[class_name] = instance
+            self.by_var[var] = instance
+            names = _public_methods(instance)
+            self.methods[var] = {n: getattr(instance, n) for n in names}
+            for n in names:
+                self.mapping[n] = var  # a later class wins a shared name, as in the package
+
+    def has(self, name: str) -> bool:
+        return name in self.mapping
+
+    def run(self, text: str) -> tuple[str, bool]:
+        """(result string, reproduced faithfully) for one call string."""
+        _, utils, _, _ = _package()
+        processed = utils._process_method_calls(text, self.mapping)
+        try:
+            head = processed.split("(")[0] if "(" in processed else processed
+            if "." in head:
+                head = head.split(".")[1]
+            if head in BLOCKED:
+                raise Exception(f"Function call {head} is not allowed.")  # noqa: TRY002
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                # eval() strips leading spaces and tabs, then compiles as "<string>": the same
+                # SyntaxError text as the package, but only the AST is built.
+                tree = compile(processed.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
+            value = self._eval(tree.body if isinstance(tree, ast.Expression) else tree)
+            return result_string(value), True
+        except _Unsupported as exc:
+            return f"{ERROR_PREFIX}not executed by the auditor: {exc}", False
+        except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
+            return f"{ERROR_PREFIX}{exc}", True
+
+    # -- the evaluator: instances, their whitelisted methods, literals; nothing else ----------
+
+    def _eval(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Call):
+            func = self._eval(node.func)
+            args = []
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    raise _Unsupported("starred argument")
+                args.append(self._eval(a))
+            kwargs = {}
+            for kw in node.keywords:
+                if kw.arg is None:
+                    raise _Unsupported("** argument")
+                kwargs[kw.arg] = self._eval(kw.value)
+            if isinstance(func, _Bound):
+                return func.method(*args, **kwargs)
+            if isinstance(func, _Object):
+                raise _Unsupported("call of an API instance")
+            raise TypeError(f"'{type(func).__name__}' object is not callable")
+        if isinstance(node, ast.Name):
+            if node.id in self.by_var:
+                return _Object(node.id)
+            if node.id in _reserved_names() or node.id.endswith("_instance"):
+                raise _Unsupported(f"name {node.id!r} resolves inside the package")
+            raise NameError(f"name '{node.id}' is not defined")
+        if isinstance(node, ast.Attribute):
+            base = self._eval(node.value)
+            if isinstance(base, _Object):
+                method = self.methods[base.var].get(node.attr)
+                if method is None:
+                    raise _Unsupported(f"attribute {node.attr!r} of an API instance")
+                return _Bound(method)
+            raise _Unsupported(f"attribute {node.attr!r} of a value")
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
+            raise _Unsupported(f"{type(node).__name__} expression") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _Object:
+    var: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    method: Any
+
+
+@dataclass(slots=True)
+class _Recorded:
+    turn: int | None
+    name: str
+    key: str
+    not_decoded: bool
+
+
+def _canon(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True, default=str)
+
+
+class BFCLEnvironment:
+    """The `Environment` protocol over a BFCL multi-turn task.
+
+    ``execute(name, arguments, turn=None)`` runs one parsed call (``turn``: the user turn it
+    belongs to; without it the turn of the matching recorded call, else the current turn) and
+    returns ``ToolOutcome(status, content)`` with the package's result string as content.
+    ``check()`` is the package's verdict on the calls executed since ``reset``;
+    ``last_check_details()`` its error type, message and per-turn account.
+    """
+
+    accepts_turn = True  # policies.replay passes each call's turn
+
+    def __init__(
+        self,
+        *,
+        availability: Literal["package", "strict"] = "package",
+        model_name: str | None = None,
+    ) -> None:
+        if availability not in ("package", "strict"):
+            raise ValueError(f"availability must be 'package' or 'strict', not {availability!r}")
+        _package()  # ImportError now rather than mid-audit when bfcl-eval is not installed
+        self.availability = availability
+        self._model_name = model_name
+        self._trace_id = ""
+        self._task_id = ""
+        self._category = ""
+        self._model = "model"
+        self._classes: list[str] = []
+        self._initial: dict[str, Any] = {}
+        self._long_context = False
+        self._ground_truth: list[list[str]] | None = None
+        self._excluded: set[str] = set()
+        self._available_from: dict[str, int] = {}
+        self._n_turns = 0
+        self._inference_error: str | None = None
+        self._problem: str | None = None
+        self._world: _World | None = None
+        self._recorded: list[_Recorded] = []
+        self._cursor = 0
+        self._turn = 0
+        self._turn_calls: dict[int, list[str]] = {}
+        self._approximate = 0
+        self._details: JsonDict | None = None
+        self._verdict: bool | None = None
+        self._checked = False
+        self.calls: list[JsonDict] = []
+
+    # -- protocol -------------------------------------------------------------------------------
+
+    def reset(self, trace: Trace) -> None:
+        h = trace.header
+        cfg = h.env_config
+        self._trace_id = trace.trace_id
+        self._task_id = h.task_id
+        self._category = h.category or self._task_id.rsplit("_", 1)[0]
+        self._model = self._model_name or h.model or "model"
+        classes = cfg.get("involved_classes")
+        self._classes = [str(c) for c in classes] if isinstance(classes, list) else []
+        initial = cfg.get("initial_config")
+        self._initial = initial if isinstance(initial, dict) else {}
+        flag = cfg.get("long_context")
+        self._long_context = (
+            flag
+            if isinstance(flag, bool)
+            else ("long_context" in self._category or "composite" in self._category)
+        )
+        gt = h.labels.get("ground_truth")
+        self._ground_truth = (
+            [[str(c) for c in turn] for turn in gt if isinstance(turn, list)]
+            if isinstance(gt, list) and all(isinstance(turn, list) for turn in gt)
+            else None
+        )
+        excluded = cfg.get("excluded_function")
+        self._excluded = {str(f) for f in excluded} if isinstance(excluded, list) else set()
+        missed = cfg.get("missed_function")
+        self._available_from = {}
+        if isinstance(missed, dict):
+            for turn, names in missed.items():
+                if str(turn).isdigit() and isinstance(names, list):
+                    for n in names:
+                        if isinstance(n, str):
+                            self._available_from[n] = int(turn)
+        error = h.meta.get("inference_error")
+        self._inference_error = error if isinstance(error, str) else None
+        turns = [e.turn for e in trace.events if e.turn is not None and e.type != "trace"]
+        # Turns as recorded (the importer numbers every result turn); a trace without turn
+        # numbers is one turn, a trace with no event besides its header has none.
+        body = any(e.type != "trace" for e in trace.events)
+        self._n_turns = max(turns) + 1 if turns else int(body and not self._inference_error)
+        self._recorded = [
+            _Recorded(
+                e.turn,
+                e.name,
+                _canon(e.arguments),
+                bool(e.meta.get("arguments_error") or e.meta.get("not_executed")),
+            )
+            for e in trace.events
+            if isinstance(e, ToolCall)
+        ]
+        self._cursor = 0
+        self._turn = 0
+        self._turn_calls = {}
+        self._approximate = 0
+        self.calls = []
+        self._invalidate()
+        self._problem = None
+        self._world = None
+        if h.env_name and h.env_name != "bfcl":
+            self._problem = f"not a BFCL trace (env.name = {h.env_name!r})"
+        elif not self._classes:
+            self._problem = "the trace header names no involved classes (env.config)"
+        else:
+            try:
+                self._world = self._new_world()
+            except KeyError as exc:
+                self._problem = f"unknown BFCL class {exc.args[0]!r}"
+
+    def execute(self, name: str, arguments: dict[str, Any], turn: int | None = None) -> ToolOutcome:
+        self._invalidate()
+        args = dict(arguments) if isinstance(arguments, dict) else {}
+        recorded = self._match(name, args, turn)
+        if turn is None:
+            turn = recorded.turn if recorded is not None and recorded.turn is not None else None
+        turn = self._turn if turn is None else turn
+        self._turn = max(self._turn, turn)
+        record: JsonDict = {"turn": turn, "name": name, "arguments": args}
+        self.calls.append(record)
+        if self._world is None:
+            record.update(executed=False, status="error")
+            return ToolOutcome("error", f"{ERROR_PREFIX}{self._problem or 'no task loaded'}")
+        if recorded is not None and recorded.not_decoded:
+            record.update(executed=False, status="error", not_decoded=True)
+            return ToolOutcome("error", NOT_DECODED)
+        hidden = self._hidden(name, turn)
+        if hidden:
+            record["hidden"] = hidden
+            if self.availability == "strict":
+                record.update(executed=False, status="error")
+                return ToolOutcome("error", f"{ERROR_PREFIX}{name} is not available: {hidden}")
+        text = call_string(name, args)
+        content, faithful = self._world.run(text)
+        status = outcome_status(content)
+        self._turn_calls.setdefault(turn, []).append(text)
+        record.update(executed=True, call=text, status=status)
+        if not faithful:
+            record["approximate"] = True
+            self._approximate += 1
+        return ToolOutcome(status, content)
+
+    def state(self) -> dict[str, Any]:
+        if self._world is None:
+            return {}
+        return {
+            name: {k: jsonable(v) for k, v in vars(inst).items() if not k.startswith("_")}
+            for name, inst in self._world.instances.items()
+        }
+
+    def check(self) -> bool | None:
+        if not self._checked:
+            self._details = self._run_checker()
+            valid = self._details.get("valid") if self._details is not None else None
+            self._verdict = valid if isinstance(valid, bool) else None
+            self._checked = True
+        return self._verdict
+
+    def last_check_details(self) -> JsonDict | None:
+        """The last `check()`'s result: ``valid``, and when invalid ``error_type`` /
+        ``error_message`` as the package names them, ``turn`` (the failing turn), ``details``
+        (state differences or missing responses, JSON-ready); always ``turns`` (per turn: calls
+        executed, ground-truth calls, ``state``/``response`` = ok, mismatch, skipped (no
+        ground truth that turn), not_checked) and ``approximate`` (calls the package would
+        have eval-ed in a way not reproduced here). None before any check or without ground
+        truth."""
+        return copy.deepcopy(self._details)
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _invalidate(self) -> None:
+        self._checked = False
+        self._details = None
+        self._verdict = None
+
+    def _new_world(self, suffix: str = "") -> _World:
+        # The package's instance variable names: f"{model}[_ground_truth]_eval_{test id}_…"
+        # (they only matter where its regex rewrites "name(" inside string arguments).
+        return _World(
+            self._classes,
+            self._initial,
+            self._long_context,
+            f"{self._model}{suffix}_eval_{self._task_id}",
+        )
+
+    def _match(self, name: str, args: dict[str, Any], turn: int | None) -> _Recorded | None:
+        """The next recorded call this execution replays (the replay executes recorded calls
+        in order, with replacements in between)."""
+        key = None
+        for i in range(self._cursor, len(self._recorded)):
+            r = self._recorded[i]
+            if turn is not None and r.turn is not None and r.turn > turn:
+                return None
+            if r.name != name or (turn is not None and r.turn is not None and r.turn != turn):
+                continue
+            key = key or _canon(args)
+            if r.key == key:
+                self._cursor = i + 1
+                return r
+        return None
+
+    def _hidden(self, name: str, turn: int) -> str | None:
+        if name in self._excluded:
+            return "excluded_function"
+        start = self._available_from.get(name)
+        if start is not None and turn < start:
+            return f"missed_function (available from turn {start})"
+        return None
+
+    def _run_checker(self) -> JsonDict | None:
+        """eval_runner._evaluate_single_multi_turn_entry + multi_turn_checker, with this
+        module's executor in place of execute_multi_turn_func_call (which evaluates strings)."""
+        gt = self._ground_truth
+        if gt is None or self._problem is not None:
+            return None
+        checker, _, _, _ = _package()
+        turns: list[JsonDict] = []
+        base: JsonDict = {"approximate": self._approximate, "turns": turns}
+        if self._inference_error is not None:
+            return {
+                **base,
+                "valid": False,
+                "error_type": "multi_turn:inference_error",
+                "error_message": "Error during inference phase. Model did not output a list "
+                "of model responses.",
+                "turn": None,
+            }
+        if self._n_turns != len(gt):
+            return {
+                **base,
+                "valid": False,
+                "error_type": "multi_turn:force_terminated",
+                "error_message": "Model was force-terminated during inference phase. The length "
+                f"of the model result turns ({self._n_turns}) does not match the length of the "
+                f"ground truth turns ({len(gt)}).",
+                "turn": None,
+            }
+        model = self._new_world()
+        truth = self._new_world("_ground_truth")
+        all_model: list[str] = []
+        failure: JsonDict | None = None
+        for t, gt_calls in enumerate(gt):
+            texts = self._turn_calls.get(t, [])
+            model_results = [model.run(x)[0] for x in texts]
+            gt_results = [truth.run(x)[0] for x in gt_calls]
+            all_model.extend(model_results)
+            row: JsonDict = {
+                "turn": t,
+                "model_calls": len(texts),
+                "ground_truth_calls": len(gt_calls),
+                "state": "skipped",
+                "response": "skipped",
+            }
+            turns.append(row)
+            if gt_calls and not texts:
+                row["state"] = row["response"] = "not_checked"
+                failure = {
+                    "turn": t,
+                    "error_type": "multi_turn:empty_turn_model_response",
+                    "error_message": f"Model response list is empty for turn {t}",
+                    "details": {"model": [], "ground_truth": gt_results},
+                }
+                break
+            if not gt_calls:
+                continue
+            state = checker.state_checker(model.instances, truth.instances)
+            if not state["valid"]:
+                row["state"], row["response"] = "mismatch", "not_checked"
+                failure = {
+                    "turn": t,
+                    "error_type": state["error_type"],
+                    "error_message": state["error_message"],
+                    "details": {"differences": jsonable(state["details"]["differences"])},
+                }
+                break
+            row["state"] = "ok"
+            response = checker.response_checker(all_model, gt_results, t)
+            if not response["valid"]:
+                row["response"] = "mismatch"
+                failure = {
+                    "turn": t,
+                    "error_type": response["error_type"],
+                    "error_message": response["error_message"],
+                    "details": {"missing_items": jsonable(response["details"]["missing_items"])},
+                }
+                break
+            row["response"] = "ok"
+        if failure is None:
+            return {**base, "valid": True}
+        for t in range(len(turns), len(gt)):
+            turns.append(
+                {
+                    "turn": t,
+                    "model_calls": len(self._turn_calls.get(t, [])),
+                    "ground_truth_calls": len(gt[t]),
+                    "state": "not_checked",
+                    "response": "not_checked",
+                }
+            )
+        return {**base, "valid": False, **failure}
