@@ -94,24 +94,6 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = selectors.run_get(user=request.user, run_id=pk)
-    template = "auditor/run.html" + ("#status" if request.htmx else "")
-    return render(
-        request,
-        template,
-        {
-            "run": run,
-            "project": run.project,
-            "tables": selectors.policy_tables(run),
-            "errors": selectors.run_errors(run=run),
-            "can_run": _may_run(request, run.project),
-            "calibrations": run.calibrations.order_by("model", "verifier"),
-        },
-    )
-
-
-@login_required
 @require_POST
 def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.run_get(user=request.user, run_id=pk)

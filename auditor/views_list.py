@@ -1,25 +1,98 @@
-"""The traces list of a project (filters by audit results as well as trace fields)."""
+"""The traces list of a project: filters over trace fields and audit results, full-text
+search, keyset pagination. The filter state lives in the query string, so a view can be
+shared and the back button restores it; htmx swaps only the rows (`#rows`)."""
 
 from __future__ import annotations
+
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
+from auditor import selectors
+from auditor.models import AuditRun
+from policies import POLICIES
 from traces import selectors as trace_selectors
+
+FILTERS = (
+    "run", "policy", "transition", "applied", "actor", "guarded",
+    "outcome", "model", "benchmark", "category", "q",
+)  # fmt: skip
+TRI = ("success", "failure", "unknown")
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and len(value) < 19 else None
+
+
+def _clean(request: HttpRequest, project, runs) -> tuple[dict[str, str], AuditRun | None]:  # type: ignore[no-untyped-def]
+    """Only known values survive; anything else means "no filter", never an error page."""
+    g = request.GET
+    f = {k: g.get(k, "").strip()[:200] for k in FILTERS}
+    run = None
+    run_id = _int(f["run"])
+    if run_id is not None:
+        run = runs.filter(pk=run_id).first()
+    if run is None:
+        run = selectors.latest_run(project=project)
+    f["run"] = str(run.pk) if run else ""
+    if f["policy"] not in POLICIES:
+        f["policy"] = ""
+    if f["transition"] not in selectors.TRANSITIONS:
+        f["transition"] = ""
+    if f["applied"] not in ("yes", "no"):
+        f["applied"] = ""
+    for k in ("actor", "guarded", "outcome"):
+        if f[k] not in TRI:
+            f[k] = ""
+    return f, run
 
 
 @login_required
 def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     project = trace_selectors.project_get(user=request.user, project_id=pk)
-    traces = trace_selectors.trace_list(user=request.user, project=project).order_by("-id")
-    after = request.GET.get("after")
-    if after and after.isdigit():  # keyset pagination: fast at any depth
-        traces = traces.filter(id__lt=int(after))
-    page = list(traces[:50])
+    visible = trace_selectors.trace_list(user=request.user, project=project)
+    runs = AuditRun.objects.filter(project=project)
+    f, run = _clean(request, project, runs)
+    qs = selectors.trace_filter_apply(visible, run=run, f=f)
+    page = selectors.trace_page(
+        qs, after=_int(request.GET.get("after")), before=_int(request.GET.get("before"))
+    )
+    state = {k: v for k, v in f.items() if v}
+    count, more = selectors.count_capped(qs)
+    badges = selectors.result_badges(run=run, trace_ids=[t.pk for t in page["rows"]]) if run else {}
+    partial = bool(request.htmx) and not request.htmx.history_restore_request
     ctx = {
         "project": project,
-        "traces": page,
-        "next_after": page[-1].pk if len(page) == 50 else None,
+        "f": f,
+        "run": run,
+        "rows": [{"trace": t, "badges": badges.get(t.pk, [])} for t in page["rows"]],
+        "count": count,
+        "count_more": more,
+        "filtered": any(v for k, v in f.items() if k != "run"),
+        "next_url": f"?{urlencode({**state, 'after': page['next_after']})}"
+        if page["next_after"]
+        else None,
+        "prev_url": f"?{urlencode({**state, 'before': page['prev_before']})}"
+        if page["prev_before"]
+        else None,
+        "first_url": f"?{urlencode(state)}",
     }
-    return render(request, "auditor/trace_list.html", ctx)
+    if not partial:
+        ctx.update(
+            runs=list(runs.order_by("-id")[:50]),
+            policies=POLICIES,
+            transitions=selectors.TRANSITIONS,
+            tri=TRI,
+            choices=[
+                {"field": k, "values": selectors.trace_choices(visible, k), "selected": f[k]}
+                for k in ("model", "benchmark", "category")
+            ],
+        )
+    response = render(request, "auditor/trace_list.html" + ("#rows" if partial else ""), ctx)
+    # The same URL answers with a fragment or a page depending on HX-Request; caches (and the
+    # browser's back-forward cache) must keep them apart.
+    patch_vary_headers(response, ("HX-Request",))
+    return response
