@@ -417,6 +417,10 @@ def test_repeated_failing_calls_and_malformed_names_are_error_outcomes() -> None
         assert out.status == "error"
         assert out.content == message, name
     assert env.execute("cd", {"folder": "document"}, turn=0).status == "ok"
+    assert env.check() is False  # base_0's ground truth was not followed
+    details = env.last_check_details()
+    assert details is not None and details["approximate"] == 1  # only the __import__ call
+    assert [c["approximate"] for c in env.calls if c.get("approximate")] == [True]
     json.dumps(env.state())
     json.dumps(env.calls)
 
