@@ -13,4 +13,6 @@ urlpatterns = [
     # traces list (views_list) and trace page (views_trace)
     path("projects/<int:pk>/traces/", views_list.trace_list, name="trace-list"),
     path("traces/<int:pk>/", views_trace.trace_detail, name="trace"),
+    path("traces/<int:pk>/events/", views_trace.trace_events, name="trace-events"),
+    path("traces/<int:pk>/events/<int:seq>/", views_trace.trace_event, name="trace-event"),
 ]

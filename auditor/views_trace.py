@@ -1,22 +1,188 @@
-"""The trace page: the event timeline and, per audit run, the policies' decisions."""
+"""The trace page: the event timeline and, per audit run, the policies' decisions.
+
+Every view here makes a fixed number of queries whatever the trace's length: the timeline is a
+keyset window of events (``?after_seq=``), long events are folded and fetched one by one, and the
+audit part reads one run's results for this trace. The page's data shaping lives in
+:mod:`auditor.trajectories` (pure functions); these views only load rows and render.
+"""
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 
+from auditor import trajectories as tj
+from auditor.models import AuditResult, AuditRun
 from traces import selectors as trace_selectors
+from traces.models import Event, Trace
+
+WINDOW = 200  # events rendered per page of the timeline
+RUNS_SHOWN = 50
+# Types a policy panel reads besides its decision record (claim texts, VRR votes).
+PANEL_EVENT_TYPES = {"checklist": ("claims",), "vrr": ("candidate", "verification")}
+
+
+def _int_param(request: HttpRequest, name: str) -> int | None:
+    try:
+        return int(request.GET.get(name, ""))
+    except ValueError:
+        return None
+
+
+def _event_window(trace: Trace, after_seq: int | None) -> tuple[list[dict[str, Any]], int | None]:
+    """One keyset window of the timeline and the ``after_seq`` of the next, if any."""
+    qs = trace_selectors.event_list(trace=trace)
+    if after_seq is not None:
+        qs = qs.filter(seq__gt=after_seq)
+    rows = list(qs.values("seq", "line", "payload")[: WINDOW + 1])
+    more = len(rows) > WINDOW
+    rows = rows[:WINDOW]
+    events = [
+        {"view": tj.event_view(r["payload"], r["seq"]), "line": r["line"], "seq": r["seq"]}
+        for r in rows
+    ]
+    return events, (rows[-1]["seq"] if more else None)
+
+
+def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
+    """The selected run (``?run=``, else the latest with results for this trace), its results,
+    the selected policy (``?policy=``, else the first that diverges), its side-by-side and one
+    panel per policy."""
+    runs = list(
+        AuditRun.objects.filter(project_id=trace.project_id, results__trace=trace)
+        .distinct()
+        .order_by("-created_at", "-id")[:RUNS_SHOWN]
+    )
+    ctx: dict[str, Any] = {"runs": runs, "run": None, "results": [], "selected": None}
+    if not runs:
+        return ctx
+    wanted = _int_param(request, "run")
+    run = next((r for r in runs if r.pk == wanted), runs[0])
+    order = {name: i for i, name in enumerate(run.policies or [])}
+    results = sorted(
+        AuditResult.objects.filter(run=run, trace=trace), key=lambda r: order.get(r.policy, 99)
+    )
+    ctx.update(run=run, results=results)
+    if not results:
+        return ctx
+    by_policy = {r.policy: r for r in results}
+    selected = by_policy.get(request.GET.get("policy", ""))
+    if selected is None:
+        selected = next(
+            (r for r in results if r.guarded_trajectory is not None),
+            next((r for r in results if r.applied), results[0]),
+        )
+    ctx["selected"] = selected
+
+    actor: list[Any] | None = None
+    if selected.guarded_trajectory is not None:
+        # One query, whatever the length; the alignment needs the whole actor trajectory.
+        actor = list(trace_selectors.event_list(trace=trace).values_list("payload", flat=True))
+        ctx["sbs"] = tj.side_by_side(actor, selected.guarded_trajectory)
+    types = {t for r in results for t in PANEL_EVENT_TYPES.get(r.policy, ())}
+    if actor is not None:
+        panel_events = [e for e in actor if isinstance(e, dict) and e.get("type") in types]
+    elif types:
+        panel_events = list(
+            Event.objects.filter(trace=trace, type__in=sorted(types))
+            .order_by("seq")
+            .values_list("payload", flat=True)
+        )
+    else:
+        panel_events = []
+    panels = []
+    for r in results:
+        record = r.record if isinstance(r.record, dict) else {}
+        if r.policy == "twincheck":
+            data = tj.twincheck_panel(record)
+        elif r.policy == "checklist":
+            data = tj.checklist_panel(record, [e for e in panel_events if e.get("type") == "claims"])
+        elif r.policy == "vrr":
+            data = tj.vrr_panel(record, panel_events)
+        elif r.policy == "commit":
+            data = tj.commit_panel(record)
+        else:
+            data = {"missing": []}
+        panels.append(
+            {
+                "result": r,
+                "policy": r.policy,
+                "title": tj.PANELS.get(r.policy, r.policy),
+                "data": data,
+                "chart_id": f"chart-{r.policy}",
+                "record": tj.pretty(record),
+            }
+        )
+    ctx["panels"] = panels
+    ctx["continuation_help"] = tj.CONTINUATIONS.get(selected.continuation, "")
+    ctx["transition_help"] = tj.TRANSITIONS.get(selected.transition, "")
+    ctx["actor_outcome"] = tj.outcome_text(selected.actor_success)
+    ctx["guarded_outcome"] = tj.outcome_text(selected.guarded_success)
+    return ctx
+
+
+def _state(request: HttpRequest) -> dict[str, str]:
+    """The URL state to carry into links: which run and policy are shown."""
+    return {k: request.GET[k] for k in ("run", "policy") if request.GET.get(k)}
 
 
 @login_required
 def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
-    events = []
-    for ev in trace_selectors.event_list(trace=trace):
-        events.append({"event": ev, "pretty": json.dumps(ev.payload, indent=2, ensure_ascii=False)})
-    return render(
-        request, "auditor/trace.html", {"trace": trace, "project": trace.project, "events": events}
-    )
+    ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
+    ctx.update(_audit_context(request, trace))
+    if request.htmx and not request.htmx.history_restore_request:
+        # A policy or run tab: only the audit part changes.
+        return render(request, "auditor/trace.html#audit", ctx)
+    after_seq = _int_param(request, "after_seq")
+    events, next_seq = _event_window(trace, after_seq)
+    ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)
+    return render(request, "auditor/trace.html", ctx)
+
+
+@login_required
+def trace_events(request: HttpRequest, pk: int) -> HttpResponse:
+    """The next window of the timeline (htmx "load more"); without htmx, the page from there."""
+    trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
+    after_seq = _int_param(request, "after_seq")
+    if not request.htmx:
+        query = {**_state(request), **({"after_seq": after_seq} if after_seq is not None else {})}
+        return redirect(reverse("auditor:trace", args=[trace.pk]) + f"?{urlencode(query)}#timeline")
+    events, next_seq = _event_window(trace, after_seq)
+    ctx = {
+        "trace": trace,
+        "project": trace.project,
+        "events": events,
+        "next_seq": next_seq,
+        "after_seq": after_seq,
+        "state": _state(request),
+    }
+    return render(request, "auditor/trace_events.html", ctx)
+
+
+@login_required
+def trace_event(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
+    """One event in full: the body of a folded event (htmx), or a page of its own."""
+    trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
+    row = trace_selectors.event_list(trace=trace).filter(seq=seq).values("seq", "line", "payload")
+    row = row.first()
+    if row is None:
+        raise Http404("no such event")
+    ctx = {
+        "trace": trace,
+        "project": trace.project,
+        "ev": tj.event_view(row["payload"], row["seq"], fold=False),
+        "line": row["line"],
+        "raw": tj.pretty(row["payload"]),
+        "back": reverse("auditor:trace", args=[trace.pk])
+        + (f"?{urlencode(_state(request))}" if _state(request) else "")
+        + f"#ev-{seq}",
+    }
+    if request.htmx:
+        return render(request, "auditor/trace_event_body.html", ctx)
+    return render(request, "auditor/trace_event.html", ctx)
