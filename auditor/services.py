@@ -7,6 +7,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -124,7 +125,12 @@ def _judge_options(judge: str) -> dict[str, Any]:
 def _enqueue_start(run_id: int) -> None:
     from auditor.tasks import start_run
 
-    start_run.delay(run_id)
+    try:
+        start_run.delay(run_id)
+    except Exception:  # noqa: BLE001 — an unreachable broker; the sweep starts it later
+        log.warning(
+            "broker unavailable: run %s stays pending until the sweep", run_id, exc_info=True
+        )
 
 
 def _enqueue_chunks(run: AuditRun, trace_ids: list[int]) -> int:
@@ -432,10 +438,15 @@ def audit_run_retry_errors(*, run: AuditRun) -> int:
 
 def audit_runs_resume_stale(*, older_than: float | None = None) -> list[int]:
     """Queue the pending traces of running runs nobody has reported on for a while — after a
-    worker was killed. Duplicated work is harmless (results are idempotent)."""
+    worker was killed — and start runs still pending (their start message was lost while the
+    broker was down). Duplicated work is harmless (results are idempotent)."""
     if older_than is None:
         older_than = django_settings.TA_STALE_SECONDS
-    cutoff = timezone.now() - timezone.timedelta(seconds=older_than)
+    cutoff = timezone.now() - timedelta(seconds=older_than)
+    for run_id in AuditRun.objects.filter(
+        status=AuditRun.Status.PENDING, created_at__lt=cutoff
+    ).values_list("pk", flat=True):
+        _enqueue_start(run_id)
     resumed = []
     for run in AuditRun.objects.filter(status=AuditRun.Status.RUNNING, heartbeat_at__lt=cutoff):
         if not AuditRun.objects.filter(pk=run.pk, heartbeat_at__lt=cutoff).update(

@@ -143,6 +143,17 @@ TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
 TA_WORKER_MEMORY_MB = env_int("TA_WORKER_MEMORY_MB", 4096)
 # A running upload or audit run whose worker has been silent this long is taken over.
 TA_STALE_SECONDS = env_int("TA_STALE_SECONDS", 120, minimum=1)
+# How often each worker looks for such leftovers (and for uploads accepted while the broker was
+# down).
+TA_SWEEP_SECONDS = env_int("TA_SWEEP_SECONDS", 60, minimum=1)
+# Publishing a task to an unreachable broker gives up quickly: the request that queued it must
+# not hang; the work stays pending and the sweep queues it later.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
 # The `openai` judge: any OpenAI-compatible chat-completions endpoint.
 TA_JUDGE_BASE_URL = env_str("TA_JUDGE_BASE_URL", "")
 TA_JUDGE_MODEL = env_str("TA_JUDGE_MODEL", "")

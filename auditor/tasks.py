@@ -3,23 +3,38 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
+from django.db import InterfaceError, OperationalError, connection
 
 from auditor import services
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def start_run(run_id: int) -> None:
-    services.audit_run_start(run_id=run_id)
+# Transient database errors are retried (after dropping the dead connection); the work is
+# idempotent, so a retry after a partial chunk only does what is left.
+_TRANSIENT = (OperationalError, InterfaceError)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)
-def audit_chunk(run_id: int, trace_ids: list[int]) -> int:
-    return services.audit_chunk_process(run_id=run_id, trace_ids=trace_ids)
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
+def start_run(self, run_id: int) -> None:  # type: ignore[no-untyped-def]
+    try:
+        services.audit_run_start(run_id=run_id)
+    except _TRANSIENT as exc:
+        connection.close()
+        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
+def audit_chunk(self, run_id: int, trace_ids: list[int]) -> int:  # type: ignore[no-untyped-def]
+    try:
+        return services.audit_chunk_process(run_id=run_id, trace_ids=trace_ids)
+    except _TRANSIENT as exc:
+        connection.close()
+        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
 
 
 @shared_task
@@ -41,11 +56,26 @@ def _limit_memory(**kwargs):  # type: ignore[no-untyped-def]
     apply_memory_limit()
 
 
-@worker_ready.connect
-def _resume_on_start(sender=None, **kwargs):  # type: ignore[no-untyped-def]
-    # A worker starting up is often one replacing a killed one: look for its leftovers. Done
-    # through the queue so the check runs in a worker process with a normal task context.
+def _queue_sweep() -> None:
     try:
         resume_stale_work.delay()
-    except Exception:  # noqa: BLE001 — never keep a worker from starting
-        log.exception("could not queue the stale-work check")
+    except Exception:  # noqa: BLE001 — the broker is down; the next sweep tries again
+        log.warning("could not queue the stale-work sweep", exc_info=True)
+
+
+@worker_ready.connect
+def _sweep_on_start_and_periodically(sender=None, **kwargs):  # type: ignore[no-untyped-def]
+    """A worker starting up is often one replacing a killed one: look for its leftovers now,
+    then every TA_SWEEP_SECONDS — which also queues uploads accepted while the broker was down,
+    once it is back. The sweep itself runs as a task, in a worker process."""
+    from django.conf import settings
+
+    _queue_sweep()
+    interval = settings.TA_SWEEP_SECONDS
+
+    def loop() -> None:
+        while not stop.wait(interval):
+            _queue_sweep()
+
+    stop = threading.Event()
+    threading.Thread(target=loop, name="stale-work-sweep", daemon=True).start()

@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import IO
 
 import orjson
@@ -106,10 +107,20 @@ def upload_create(
     return upload, True
 
 
-def _enqueue(upload_id: int) -> None:
+def _enqueue(upload_id: int) -> bool:
+    """Queue the upload's processing. With the broker down the upload is still accepted: it
+    stays pending (the raw file is safe) and the workers' periodic sweep queues it once the
+    broker is back (`uploads_resume_stale`)."""
     from traces.tasks import process_upload
 
-    process_upload.delay(upload_id)
+    try:
+        process_upload.delay(upload_id)
+    except Exception:  # noqa: BLE001 — kombu raises several types for an unreachable broker
+        log.warning(
+            "broker unavailable: upload %s stays pending until the sweep", upload_id, exc_info=True
+        )
+        return False
+    return True
 
 
 def upload_retry(*, upload: Upload) -> bool:
@@ -143,7 +154,7 @@ def _claim(upload_id: int) -> Upload | None:
     """Take the upload for processing, exactly once (a conditional update, so a redelivered
     task finds nothing to do) — unless the previous claimant went silent and is presumed dead."""
     # A running upload whose worker has been silent for TA_STALE_SECONDS is presumed dead.
-    stale = timezone.now() - timezone.timedelta(seconds=settings.TA_STALE_SECONDS)
+    stale = timezone.now() - timedelta(seconds=settings.TA_STALE_SECONDS)
     fresh = Upload.objects.filter(pk=upload_id, status=Upload.Status.PENDING)
     dead = Upload.objects.filter(pk=upload_id, status=Upload.Status.RUNNING, heartbeat_at__lt=stale)
     now = timezone.now()
@@ -321,7 +332,7 @@ def uploads_resume_stale() -> list[int]:
     """Queue again uploads left behind: running with a silent worker, or pending for longer than
     TA_STALE_SECONDS (their message was lost). Claiming is conditional, so a duplicate task
     does nothing."""
-    cutoff = timezone.now() - timezone.timedelta(seconds=settings.TA_STALE_SECONDS)
+    cutoff = timezone.now() - timedelta(seconds=settings.TA_STALE_SECONDS)
     ids = list(
         Upload.objects.filter(
             Q(status=Upload.Status.RUNNING, heartbeat_at__lt=cutoff)

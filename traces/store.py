@@ -142,7 +142,10 @@ class ChunkedStore:
             self._copy_cm = self._cursor.copy(
                 f"COPY {Event._meta.db_table} ({', '.join(_EVENT_COLUMNS)}) FROM STDIN"
             )
-            self._copy = self._copy_cm.__enter__()
+            # COPY talks to psycopg directly; wrap_database_errors turns its errors into
+            # Django's (OperationalError on a lost connection), which callers know how to retry.
+            with connection.wrap_database_errors:
+                self._copy = self._copy_cm.__enter__()
         else:
             # SQLite holds the write lock for the whole transaction, so ids after the current
             # maximum are ours alone.
@@ -162,7 +165,8 @@ class ChunkedStore:
         if self.pg:
             self.buf += _copy_line(st.pk, row)
             if len(self.buf) >= _COPY_FLUSH_BYTES:
-                self._copy.write(self.buf)  # type: ignore[union-attr]
+                with connection.wrap_database_errors:
+                    self._copy.write(self.buf)  # type: ignore[union-attr]
                 self.buf = bytearray()
         else:
             _s, seq, etype, turn, role, name, call_id, status, line, payload = row
@@ -201,10 +205,11 @@ class ChunkedStore:
 
     def _finish_event_rows(self) -> None:
         if self.pg:
-            if self.buf:
-                self._copy.write(self.buf)  # type: ignore[union-attr]
-                self.buf = bytearray()
-            self._copy_cm.__exit__(None, None, None)  # type: ignore[union-attr]
+            with connection.wrap_database_errors:
+                if self.buf:
+                    self._copy.write(self.buf)  # type: ignore[union-attr]
+                    self.buf = bytearray()
+                self._copy_cm.__exit__(None, None, None)  # type: ignore[union-attr]
             self._cursor.close()  # type: ignore[union-attr]
             self._copy = self._copy_cm = self._cursor = None
         elif self.sqlite_rows:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 from traces.models import Upload
 from traces.services import upload_process
@@ -19,9 +19,11 @@ def process_upload(self, upload_id: int) -> str:  # type: ignore[no-untyped-def]
     try:
         upload = upload_process(upload_id=upload_id)
     except (OperationalError, InterfaceError) as exc:
-        # Transient: the database went away. Put the upload back in the queue's hands so the
-        # retry can claim it, if we can still write; otherwise the stale-heartbeat rule lets
-        # the retry take it over.
+        # Transient: the database went away. Drop the dead connection (the next query opens a
+        # fresh one) and put the upload back in the queue's hands so the retry can claim it;
+        # if the database is still unreachable, the stale-heartbeat rule lets a later retry or
+        # the sweep take it over. The partial rows stay invisible and are deleted on the retry.
+        connection.close()
         try:
             Upload.objects.filter(pk=upload_id, status=Upload.Status.RUNNING).update(
                 status=Upload.Status.PENDING
