@@ -11,16 +11,36 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import orjson
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from auditor.limits import apply_memory_limit
 from auditor.models import AuditRun
 from auditor.services import audit_run_create, audit_run_start
+from policies.vrr import VrrParams
+from policies.vrr_sim import loop_events, simulate_loops
 from traces.models import Membership, Project, Upload
 from traces.services import upload_create, upload_process
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "traces" / "schema" / "examples"
+
+
+def _simulated_repair_loops(folder: Path, n: int = 120) -> Path:
+    """Noisy verify-repair loops with known parameters in a stress setting (β > 0), from the
+    policies library's simulator: VRR has something to calibrate and stop."""
+    params = VrrParams(rho0=0.25, rho1=0.15, alpha=0.35, beta=0.2, prior=0.45)
+    path = folder / "simulated_repair_loops.jsonl"
+    with path.open("wb") as fh:
+        for i, loop in enumerate(simulate_loops(params, n, n_rounds=5, votes=5, seed=7)):
+            events = loop_events(loop, f"vrr-sim-{i:03d}", label_all=True)
+            events[0].update(
+                agent="vrr-simulator",
+                model="sim-coder",
+                task={"id": f"loop-{i:03d}", "benchmark": "vrr-sim", "category": "stress"},
+            )
+            fh.write(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    return path
 
 
 class Command(BaseCommand):
@@ -56,6 +76,7 @@ class Command(BaseCommand):
                 files += write_samples(Path(tmp), per_category=opts["per_category"], seed=0)
             except ImportError as exc:  # bfcl-eval not installed: v1 examples only
                 self.stderr.write(f"skipping BFCL demo traces: {exc}")
+            files.append(_simulated_repair_loops(Path(tmp)))
             for path in files:
                 with path.open("rb") as fh:
                     upload, created = upload_create(
