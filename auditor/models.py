@@ -136,3 +136,9 @@ class Calibration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model or '-'} / {self.verifier or '-'}"
+
+
+# Models of the annotation and export features live in their own modules; Django finds models
+# through this one.
+from auditor.models_annotation import *  # noqa: E402, F403
+from auditor.models_export import *  # noqa: E402, F403
