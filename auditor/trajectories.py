@@ -470,15 +470,69 @@ def align(actor: Sequence[Any], guarded: Sequence[Any]) -> Alignment:
 
 
 @dataclass
+class Cell:
+    """One side of a rendered row."""
+
+    index: int
+    type: str
+    summary: str
+    guarded_mark: str  # the replay's own marks (twin, executed), from the event's meta
+    detail: str  # pretty JSON, only for rows that differ
+
+
+@dataclass
+class Row:
+    kind: str
+    actor: Cell | None
+    guarded: Cell | None
+
+
+def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
+    if index is None:
+        return None
+    meta = ev.get("meta") if isinstance(ev, Mapping) else None
+    marks = []
+    if isinstance(meta, Mapping):
+        if meta.get("guarded"):
+            marks.append(f"guard: {meta.get('policy', '')} {meta.get('certificate', '')}".strip())
+        if meta.get("executed"):
+            marks.append("executed in the environment")
+    etype = ev.get("type", "?") if isinstance(ev, Mapping) else "?"
+    return Cell(
+        index=index,
+        type=visible(str(etype)),
+        summary=step_summary(ev),
+        guarded_mark="; ".join(visible(m) for m in marks),
+        detail=pretty(ev) if detail else "",
+    )
+
+
+def _row(step: Step) -> Row:
+    detail = step.kind != "same"
+    return Row(
+        kind=step.kind,
+        actor=_cell(step.actor, step.actor_index, detail),
+        guarded=_cell(step.guarded, step.guarded_index, detail),
+    )
+
+
+@dataclass
 class SideBySide:
-    """The alignment cut for display: the shared prefix collapsed (its last ``shown_prefix``
-    steps available in an expander), then up to ``limit`` steps from the divergence on."""
+    """The alignment cut for display: the shared prefix collapsed (its last ``prefix_window``
+    steps available in an expander), then up to ``limit`` rows from the divergence on."""
 
     alignment: Alignment
     hidden_prefix: int  # identical steps not rendered at all (beyond the expander's window)
-    prefix_steps: list[Step]
-    rest: list[Step]
+    prefix_rows: list[Row]
+    rows: list[Row]
+    tail_rows: list[Row]  # a trailing run of actor-only steps (the guard stopped), collapsed
     more: int  # steps after the window, not rendered
+
+    @property
+    def prefix(self) -> int:
+        return self.alignment.divergence if self.alignment.divergence is not None else len(
+            self.alignment.steps
+        )
 
 
 def side_by_side(
@@ -489,12 +543,20 @@ def side_by_side(
     prefix = al.steps[:cut]
     shown = prefix[-prefix_window:] if prefix_window else []
     rest = al.steps[cut:]
+    tail_start = len(rest)
+    while tail_start > 0 and rest[tail_start - 1].kind == "actor":
+        tail_start -= 1
+    tail: list[Step] = []
+    if len(rest) - tail_start > 3 and tail_start > 0:
+        rest, tail = rest[:tail_start], rest[tail_start:]
+    shown_tail = tail[: max(0, limit - len(rest))]
     return SideBySide(
         alignment=al,
         hidden_prefix=len(prefix) - len(shown),
-        prefix_steps=shown,
-        rest=rest[:limit],
-        more=max(0, len(rest) - limit),
+        prefix_rows=[_row(s) for s in shown],
+        rows=[_row(s) for s in rest[:limit]],
+        tail_rows=[_row(s) for s in shown_tail],
+        more=max(0, len(rest) - limit) + len(tail) - len(shown_tail),
     )
 
 
@@ -1032,4 +1094,12 @@ PANELS = {
     "checklist": "Claim checklist",
     "vrr": "VRR stop point",
     "commit": "Commit rule",
+}
+
+# What "not applied" means per policy (docs/policies.md, `applied`).
+NOT_APPLIED = {
+    "twincheck": "No tool call met a certificate's evidence condition.",
+    "checklist": "No feedback message to answer.",
+    "vrr": "No verified repair round: not a verify-repair loop.",
+    "commit": "No answer followed by a challenge.",
 }

@@ -115,7 +115,9 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
                 "title": tj.PANELS.get(r.policy, r.policy),
                 "data": data,
                 "chart_id": f"chart-{r.policy}",
+                "data_id": f"chart-{r.policy}-data",
                 "record": tj.pretty(record),
+                "not_applied": tj.NOT_APPLIED.get(r.policy, "No decision point in this trace."),
             }
         )
     ctx["panels"] = panels
