@@ -236,3 +236,9 @@ def page(browser):  # type: ignore[no-untyped-def]
     pg = context.new_page()
     yield pg
     context.close()
+
+
+def fuzz_examples(n: int) -> int:
+    """Examples for a fuzz/property test: `n` in the normal run, TA_FUZZ_SCALE times more in a
+    deep run (scripts/fuzz)."""
+    return n * max(1, int(os.environ.get("TA_FUZZ_SCALE", "1")))

@@ -11,9 +11,11 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 
+from tests.conftest import fuzz_examples
+
 pytestmark = pytest.mark.django_db
 
-EXAMPLES_PER_OPERATION = 30
+EXAMPLES_PER_OPERATION = fuzz_examples(30)
 
 
 def test_api_answers_without_server_errors(token):  # type: ignore[no-untyped-def]

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from traces.importers import detect
 from traces.importers.bfcl import CATEGORIES, load_tasks, parse_call_string
 from traces.importers.bfcl_samples import MODEL, build_record, write_samples
@@ -247,7 +248,9 @@ def test_parse_call_string_never_evaluates():
 SAMPLE = build_record(load_tasks()["multi_turn_base_5"], seed=2)[0]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=fuzz_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.data())
 def test_fuzz_never_raises(data):
     events, report = run("bfcl", mutate(data, SAMPLE))

@@ -4,6 +4,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from traces.importers import detect
 
 from ._helpers import check_fuzzed, check_invariants, roundtrip, run, validate_all
@@ -185,7 +186,9 @@ def test_detects_openai_chat_and_v1():
     assert detect(b'{"trace_id": "t", "type": "trace"}\n', "x.jsonl") == "v1"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=fuzz_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.data())
 def test_fuzz_never_raises(data):
     blob = mutate(data, SAMPLE)

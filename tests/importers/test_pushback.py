@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from traces.importers import detect
 
 from ._helpers import (
@@ -86,7 +87,9 @@ def test_bad_records_are_errors(rec, path, message):
     assert err.path == path and message in err.message and err.line == 1
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=fuzz_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.data())
 def test_fuzz_never_raises(data):
     events, report = run("pushback", mutate(data, RECORD))

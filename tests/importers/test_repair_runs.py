@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from traces.importers import detect
 
 from ._helpers import (
@@ -119,7 +120,9 @@ def test_truncated_line_is_error():
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=fuzz_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.data())
 def test_fuzz_never_raises(data):
     events, report = run("repair_runs", mutate(data, MULTI))

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from traces.importers import detect
 
 from ._helpers import (
@@ -151,14 +152,18 @@ SAMPLE_TAU2 = json.loads(TAU2[0].read_text())
 SAMPLE_TAU2["simulations"] = SAMPLE_TAU2["simulations"][:1]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=fuzz_examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.data())
 def test_fuzz_tau_never_raises(data):
     events, report = run("tau_bench", mutate(data, [SAMPLE_TAU], jsonl=False))
     check_fuzzed(events, report)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=fuzz_examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.data())
 def test_fuzz_tau2_never_raises(data):
     events, report = run("tau_bench", mutate(data, SAMPLE_TAU2, jsonl=False))

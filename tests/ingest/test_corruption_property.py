@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
 from tests.ingest.helpers import simple_trace
 from traces.collect import trace_id_from_raw
 from traces.models import Project, Trace, Upload
@@ -44,7 +45,9 @@ damage = st.tuples(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=fuzz_examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     damages=st.dictionaries(st.integers(0, N_TRACES * 7 - 1), damage, max_size=6),
