@@ -134,6 +134,28 @@ def trace_choices(qs: QuerySet, field: str, limit: int = 300) -> list[str]:
     return [v or NO_CATEGORY for v in values] if field == "category" else [v for v in values if v]
 
 
+def filter_choices(*, project, visible: QuerySet) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """Model, benchmark and category values of the project's visible traces, cached.
+
+    A DISTINCT over a million traces costs about a second, far more than a page of rows.
+    Traces become visible only when their upload finishes, so the set of finished uploads is
+    the cache key: a new (or deleted) upload changes it, and nothing else changes the values."""
+    from django.core.cache import cache
+    from django.db.models import Count, Max
+
+    from traces.models import Upload
+
+    done = Upload.objects.filter(project=project, status=Upload.Status.DONE).aggregate(
+        n=Count("id"), last=Max("id")
+    )
+    key = f"ta:list-choices:{project.pk}:{done['n']}:{done['last']}"
+    choices = cache.get(key)
+    if choices is None:
+        choices = {f: trace_choices(visible, f) for f in ("model", "benchmark", "category")}
+        cache.set(key, choices, 3600)
+    return choices
+
+
 def result_badges(*, run: AuditRun, trace_ids: list[int]) -> dict[int, list[dict]]:
     """Per trace on the page: each policy's transition in the run (one query)."""
     from auditor.models import AuditResult

