@@ -66,8 +66,8 @@ class Export(models.Model):
     # A built snapshot is never changed through the ORM: the builder writes with conditional
     # `update()`s (see auditor.exports), and `save()` on an instance loaded as done refuses.
     @classmethod
-    def from_db(cls, db, field_names, values):  # type: ignore[no-untyped-def]
-        instance = super().from_db(db, field_names, values)
+    def from_db(cls, db, field_names, values, **kwargs):  # type: ignore[no-untyped-def]
+        instance = super().from_db(db, field_names, values, **kwargs)
         instance._loaded_status = instance.__dict__.get("status")
         return instance
 

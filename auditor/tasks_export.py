@@ -1,0 +1,24 @@
+"""Celery task of exports: thin, takes an id, calls the service. Runs on the `export` queue.
+
+Registered with the worker by `auditor/tasks.py` importing this module (autodiscovery only
+looks at `tasks.py`)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError, connection
+
+from auditor import exports
+
+_TRANSIENT = (OperationalError, InterfaceError)
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8, queue="export")
+def build_export(self, export_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Build one export's snapshot. Idempotent: a redelivered message finds it claimed or done.
+    A transient database error puts the export back to pending and retries with backoff."""
+    try:
+        exports.export_build(export_id=export_id)
+    except _TRANSIENT as exc:
+        connection.close()
+        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
