@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,16 @@ def visible(text: str) -> str:
     return text.translate(_CONTROL_PICTURES)
 
 
+# JSON writes control characters as \u00XX escapes; show those as control pictures too, so an
+# ANSI code reads the same (␛[31m) inside a JSON value as in plain text.
+_JSON_CONTROL = re.compile(r"(?<!\\)\\u00([01][0-9a-fA-F]|7[fF])")
+
+
+def _json_control(m: re.Match[str]) -> str:
+    code = int(m.group(1), 16)
+    return chr(0x2421 if code == 0x7F else 0x2400 + code)
+
+
 def pretty(value: Any) -> str:
     """Readable text of any JSON value: strings as they are, everything else indented JSON."""
     if isinstance(value, str):
@@ -42,7 +53,7 @@ def pretty(value: Any) -> str:
         text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return visible(text)
+    return visible(_JSON_CONTROL.sub(_json_control, text))
 
 
 def short(value: Any, limit: int = 120) -> str:
@@ -52,6 +63,7 @@ def short(value: Any, limit: int = 120) -> str:
     else:
         try:
             text = json.dumps(value, ensure_ascii=False, default=str, separators=(", ", ": "))
+            text = _JSON_CONTROL.sub(_json_control, text)
         except (TypeError, ValueError):
             text = repr(value)
     text = " ".join(visible(text).split())
@@ -486,6 +498,15 @@ class Row:
     actor: Cell | None
     guarded: Cell | None
 
+    @property
+    def cells(self) -> tuple[tuple[Cell | None, str], tuple[Cell | None, str]]:
+        """Both sides with what to say when one is missing (one template loop, no includes:
+        the template engine's per-include cost dominates a long side-by-side)."""
+        return (
+            (self.actor, "— dropped by the guard —"),
+            (self.guarded, "— not in the guarded trajectory —"),
+        )
+
 
 def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
     if index is None:
@@ -536,7 +557,7 @@ class SideBySide:
 
 
 def side_by_side(
-    actor: Sequence[Any], guarded: Sequence[Any], *, prefix_window: int = 200, limit: int = 300
+    actor: Sequence[Any], guarded: Sequence[Any], *, prefix_window: int = 50, limit: int = 100
 ) -> SideBySide:
     al = align(actor, guarded)
     cut = al.divergence if al.divergence is not None else len(al.steps)

@@ -1,49 +1,63 @@
 /* Trace page: draws the plotly charts whose figures the server put in json_script tags.
    No inline script and no eval (CSP): each chart is a <div class="plot" data-figure="ID">,
    its figure the JSON in <script type="application/json" id="ID">. Charts are drawn on load
-   and again whenever htmx swaps in a new audit section (policy or run tabs, back button). */
+   and again whenever htmx swaps in a new audit section (policy or run tabs, back button).
+
+   htmx runs with allowScriptTags: false, so it strips every <script> — json_script data
+   included — from the HTML it swaps in. The figures are therefore read from the response
+   text first (DOMParser builds an inert document: nothing in it runs) and kept here by id. */
 (function () {
   "use strict";
 
+  var figures = {};
+
+  function stash(html) {
+    if (typeof html !== "string" || html.indexOf("application/json") < 0) return;
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    doc.querySelectorAll('script[type="application/json"][id]').forEach(function (s) {
+      figures[s.id] = s.textContent;
+    });
+  }
+
   function draw(root) {
     if (typeof window.Plotly === "undefined") return;
-    var plots = (root || document).querySelectorAll(".plot[data-figure]");
-    plots.forEach(function (el) {
+    (root || document).querySelectorAll(".plot[data-figure]").forEach(function (el) {
       if (el.dataset.drawn === "1") return;
-      var src = document.getElementById(el.dataset.figure);
-      if (!src) return;
+      var id = el.dataset.figure;
+      var src = document.getElementById(id);
+      if (src) figures[id] = src.textContent;
+      if (!(id in figures)) return;
       var fig;
-      try { fig = JSON.parse(src.textContent); } catch (e) { return; }
+      try { fig = JSON.parse(figures[id]); } catch (e) { return; }
       el.dataset.drawn = "1";
       window.Plotly.newPlot(el, fig.data || [], fig.layout || {}, {
-        responsive: true, displaylogo: false, modeBarButtonsToRemove: ["sendDataToCloud"]
+        responsive: true, displaylogo: false
       });
     });
   }
 
-  function redrawAll() {
-    // A history snapshot keeps the SVG but not plotly's state: draw afresh.
-    document.querySelectorAll(".plot[data-figure]").forEach(function (el) {
-      el.dataset.drawn = "";
-      if (window.Plotly) window.Plotly.purge(el);
-      el.textContent = "";
-    });
-    draw(document);
+  function clear(el) {
+    if (window.Plotly) window.Plotly.purge(el);
+    el.textContent = "";
+    el.dataset.drawn = "";
   }
 
   document.addEventListener("DOMContentLoaded", function () { draw(document); });
-  document.addEventListener("htmx:afterSettle", function (evt) { draw(evt.target); });
-  document.addEventListener("htmx:historyRestore", redrawAll);
-  // htmx saves the page for the back button; a plotly chart is redrawn on restore.
-  document.addEventListener("htmx:beforeHistorySave", function () {
-    document.querySelectorAll(".plot[data-figure]").forEach(function (el) {
-      if (window.Plotly) window.Plotly.purge(el);
-      el.textContent = "";
-      el.dataset.drawn = "";
-    });
+  document.addEventListener("htmx:beforeSwap", function (evt) { stash(evt.detail.serverResponse); });
+  document.addEventListener("htmx:historyCacheMissLoad", function (evt) {
+    stash(evt.detail.serverResponse);
   });
-  // After the history snapshot is taken the live page still needs its charts.
-  document.addEventListener("htmx:pushedIntoHistory", function () { draw(document); });
+  // After an outerHTML swap the event target is the detached old element: look at the page.
+  document.addEventListener("htmx:afterSettle", function () { draw(document); });
+  // The back button restores a saved copy of the page: save it without plotly's live SVG and
+  // draw the charts again once it is back.
+  document.addEventListener("htmx:beforeHistorySave", function () {
+    document.querySelectorAll(".plot[data-figure]").forEach(clear);
+  });
+  document.addEventListener("htmx:historyRestore", function () {
+    document.querySelectorAll(".plot[data-figure]").forEach(clear);
+    draw(document);
+  });
 
   // Keyboard: a folded event's "Show all" moves focus into the content it loaded.
   document.addEventListener("htmx:afterSwap", function (evt) {
