@@ -294,7 +294,7 @@ def _sha256(path: str) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
     with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
+        while block := fh.read(1 << 16):  # small blocks: they count in the peak
             digest.update(block)
             size += len(block)
     return digest.hexdigest(), size
