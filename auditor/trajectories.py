@@ -514,8 +514,9 @@ def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
     meta = ev.get("meta") if isinstance(ev, Mapping) else None
     marks = []
     if isinstance(meta, Mapping):
-        if meta.get("guarded"):
-            marks.append(f"guard: {meta.get('policy', '')} {meta.get('certificate', '')}".strip())
+        who = f"{meta.get('policy') or ''} {meta.get('certificate') or ''}".strip()
+        if meta.get("guarded") and who:
+            marks.append(f"guard: {who}")
         if meta.get("executed"):
             marks.append("executed in the environment")
     etype = ev.get("type", "?") if isinstance(ev, Mapping) else "?"

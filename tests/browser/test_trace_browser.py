@@ -65,7 +65,8 @@ def test_unfold_event_and_see_the_divergence(page, live_server, project, alice, 
     assert "Show all" in body.inner_text()
     body.locator("a.unfold").focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("!document.querySelector('#ev-5-body a.unfold')")
+    # (Locator waits, not wait_for_function: a string predicate is eval, which the CSP forbids.)
+    body.locator("a.unfold").wait_for(state="detached")
     assert "y" * 200 in body.inner_text()
     assert page.url.endswith(t.get_absolute_url())  # fragment loads do not navigate
     # Hostile content is text, never markup.
@@ -96,6 +97,6 @@ def test_policy_tabs_draw_plotly_charts_and_keep_url_state(
     assert "Actor vs guarded · checklist" in page.inner_text("#sbs")
     page.go_back()
     page.wait_for_url("**policy=commit**")
-    page.wait_for_function("document.querySelector('#sbs').innerText.includes('· commit')")
+    page.locator("#sbs-h", has_text="· commit").wait_for()
     page.locator("#chart-checklist.js-plotly-plot svg.main-svg").first.wait_for()
     assert errors == [], errors
