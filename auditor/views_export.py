@@ -1,0 +1,109 @@
+"""Export pages: a project's exports with a form to ask for one, one export's page (status
+polled with htmx while it builds, then its manifest), and the download at a stable URL."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from auditor import exports
+from auditor.models import AuditResult, AuditRun, Export
+from policies import POLICIES
+from traces import selectors as trace_selectors
+
+
+def download_response(export: Export) -> HttpResponse:
+    """The snapshot as an attachment, streamed from storage; 409 while it is not built. The
+    content hash is the ETag: a snapshot never changes, so neither does its tag."""
+    try:
+        fh = exports.export_open(export)
+    except exports.ExportRejected as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
+    response = FileResponse(
+        fh,
+        as_attachment=True,
+        filename=export.filename,
+        content_type=exports.CONTENT_TYPES[export.format],
+    )
+    response["ETag"] = f'"{export.manifest.get("content_hash", "")}"'
+    response["Cache-Control"] = "private, max-age=31536000, immutable"
+    return response
+
+
+def _choices(request: HttpRequest, project) -> dict:  # type: ignore[no-untyped-def]
+    traces = trace_selectors.trace_list(user=request.user, project=project)
+
+    def values(field: str) -> list[str]:
+        return list(
+            traces.exclude(**{field: ""})
+            .order_by(field)
+            .values_list(field, flat=True)
+            .distinct()[:300]
+        )
+
+    return {
+        "runs": AuditRun.objects.filter(project=project, status=AuditRun.Status.DONE)[:50],
+        "policies": POLICIES,
+        "transitions": AuditResult.Transition.values,
+        "models": values("model"),
+        "benchmarks": values("benchmark"),
+        "categories": values("category"),
+        "formats": Export.Format.choices,
+    }
+
+
+@login_required
+def export_list(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: the project's exports and the form; POST: ask for an export (any member may: an
+    export holds nothing the member cannot already read)."""
+    project = trace_selectors.project_get(user=request.user, project_id=pk)
+    error = None
+    if request.method == "POST":
+        post = request.POST
+        filters = {
+            "runs": post.getlist("runs"),
+            "policy": post.getlist("policy"),
+            "transition": post.getlist("transition"),
+            "model": post.getlist("model"),
+            "benchmark": post.getlist("benchmark"),
+            "category": post.getlist("category"),
+        }
+        try:
+            export = exports.export_create(
+                project=project,
+                format=post.get("format", ""),
+                filters=filters,
+                user=request.user,
+            )
+        except exports.ExportRejected as exc:
+            error = str(exc)
+        else:
+            messages.success(request, f"Export #{export.pk} is being built.")
+            return redirect(export)
+    ctx = {
+        "project": project,
+        "exports": exports.export_list(user=request.user, project=project)[:100],
+        "error": error,
+        **_choices(request, project),
+    }
+    return render(request, "auditor/export_list.html", ctx, status=400 if error else 200)
+
+
+@login_required
+def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The export's page; while it builds, htmx polls it and swaps `#status`."""
+    export = exports.export_get(user=request.user, export_id=pk)
+    partial = bool(request.htmx) and not request.htmx.history_restore_request
+    ctx = {
+        "export": export,
+        "project": export.project,
+        "manifest_text": exports.manifest_text(export) if export.manifest else "",
+    }
+    return render(request, "auditor/export.html" + ("#status" if partial else ""), ctx)
+
+
+@login_required
+def export_download(request: HttpRequest, pk: int) -> HttpResponse:
+    return download_response(exports.export_get(user=request.user, export_id=pk))
