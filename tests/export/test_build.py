@@ -258,3 +258,34 @@ def test_files_load_with_datasets(audited, tmp_path):
         "decisions",
         "annotations",
     }
+
+
+def test_the_celery_task_builds_on_the_export_queue(audited):
+    from auditor.tasks_export import build_export
+
+    project, _run = audited
+    export = export_create(project=project, format="csv", enqueue=False)
+    assert build_export.queue == "export"
+    build_export.apply(args=[export.pk]).get()
+    export.refresh_from_db()
+    assert export.status == "done" and export.attempts == 1
+    build_export.apply(args=[export.pk]).get()  # redelivered: nothing happens
+    export.refresh_from_db()
+    assert export.attempts == 1
+
+
+def test_a_stale_running_build_is_taken_over(audited, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    project, _run = audited
+    export = export_create(project=project, format="jsonl", enqueue=False)
+    # A worker claimed it and was killed: running, silent for longer than TA_STALE_SECONDS.
+    Export.objects.filter(pk=export.pk).update(
+        status="running",
+        attempts=1,
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.TA_STALE_SECONDS + 5),
+    )
+    built = export_build(export_id=export.pk)
+    assert built is not None and built.status == "done" and built.attempts == 2
