@@ -77,6 +77,7 @@ DECISION_COLUMNS = (
 )
 _TRACE_FIELDS = ("external_id", "agent", "model", "benchmark", "category", "task_id")
 _TRANSIENT = (OperationalError, InterfaceError)
+EXPORT_QUEUE = "export"
 
 
 class ExportRejected(Exception):
@@ -188,7 +189,7 @@ def _enqueue(export_id: int) -> None:
     from auditor.tasks_export import build_export
 
     try:
-        build_export.delay(export_id)
+        build_export.apply_async(args=[export_id], queue=EXPORT_QUEUE)
     except Exception:  # noqa: BLE001 — an unreachable broker; exports_resume_stale queues it
         log.warning("broker unavailable: export %s stays pending", export_id, exc_info=True)
 

@@ -1,4 +1,5 @@
-"""Celery task of exports: thin, takes an id, calls the service. Runs on the `export` queue.
+"""Celery task of exports: thin, takes an id, calls the service. Sent to the `export` queue (see
+`auditor.exports._enqueue`; a task's own `queue` attribute is deprecated in Celery).
 
 Registered with the worker by `auditor/tasks.py` importing this module (autodiscovery only
 looks at `tasks.py`)."""
@@ -13,7 +14,7 @@ from auditor import exports
 _TRANSIENT = (OperationalError, InterfaceError)
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8, queue="export")
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
 def build_export(self, export_id: int) -> None:  # type: ignore[no-untyped-def]
     """Build one export's snapshot. Idempotent: a redelivered message finds it claimed or done.
     A transient database error puts the export back to pending and retries with backoff."""

@@ -260,12 +260,18 @@ def test_files_load_with_datasets(audited, tmp_path):
     }
 
 
-def test_the_celery_task_builds_on_the_export_queue(audited):
+def test_the_celery_task_builds_on_the_export_queue(
+    audited, monkeypatch, django_capture_on_commit_callbacks
+):
     from auditor.tasks_export import build_export
 
     project, _run = audited
-    export = export_create(project=project, format="csv", enqueue=False)
-    assert build_export.queue == "export"
+    sent = []
+    monkeypatch.setattr(build_export, "apply_async", lambda **kw: sent.append(kw))
+    with django_capture_on_commit_callbacks(execute=True):
+        export = export_create(project=project, format="csv")
+    assert sent == [{"args": [export.pk], "queue": "export"}]
+    monkeypatch.undo()
     build_export.apply(args=[export.pk]).get()
     export.refresh_from_db()
     assert export.status == "done" and export.attempts == 1
