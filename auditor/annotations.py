@@ -50,7 +50,7 @@ DEFAULT_SCHEMA: dict[str, dict[str, Any]] = {
         "labels": [
             {"value": "success", "text": "Succeeded", "keys": ["1", "y"]},
             {"value": "failure", "text": "Failed", "keys": ["2", "n"]},
-            {"value": "unclear", "text": "Can't tell", "keys": ["3", "c"]},
+            {"value": "unclear", "text": "Can't tell", "keys": ["3", "x"]},
         ],
         "fatal": False,
     },
@@ -73,7 +73,7 @@ DEFAULT_SCHEMA: dict[str, dict[str, Any]] = {
         "labels": [
             {"value": "valid", "text": "Feedback right", "keys": ["1", "y"]},
             {"value": "mistaken", "text": "Feedback mistaken", "keys": ["2", "n"]},
-            {"value": "unclear", "text": "Can't tell", "keys": ["3", "c"]},
+            {"value": "unclear", "text": "Can't tell", "keys": ["3", "x"]},
         ],
         "fatal": False,
     },
@@ -84,7 +84,7 @@ DEFAULT_SCHEMA: dict[str, dict[str, Any]] = {
         "labels": [
             {"value": "valid", "text": "Valid", "keys": ["1", "y"]},
             {"value": "invalid", "text": "Invalid", "keys": ["2", "n"]},
-            {"value": "unclear", "text": "Can't tell", "keys": ["3", "c"]},
+            {"value": "unclear", "text": "Can't tell", "keys": ["3", "x"]},
         ],
         "fatal": False,
     },
@@ -688,6 +688,11 @@ def _event_line(ev: Mapping[str, Any]) -> dict[str, str]:
     }
 
 
+def _lines(events: Iterable[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Display lines of events, without the header (it says nothing to an annotator)."""
+    return [_event_line(e) for e in events if e.get("type") != "trace"]
+
+
 def _events(item: AnnotationItem, start: int, stop: int) -> list[dict[str, Any]]:
     """The trace's events [start, stop) in replay order (the policies' event indices)."""
     start = max(0, start)
@@ -733,13 +738,13 @@ def item_display(item: AnnotationItem, *, blind: bool = True) -> dict[str, Any]:
         if not traj:
             n = Event.objects.filter(trace_id=item.result.trace_id).count()
             traj = _events(item, n - 12, n)
-        out["events"] = [_event_line(e) for e in (traj or [])[-12:]]
+        out["events"] = _lines((traj or [])[-12:])
         out["continuation"] = item.result.continuation
         out["policy"] = item.result.policy
         out["actor_success"] = item.result.actor_success
     elif item.kind == "pair":
         idx = int(p.get("call_index") or 0)
-        out["events"] = [_event_line(e) for e in _events(item, idx - 8, idx)]
+        out["events"] = _lines(_events(item, idx - 8, idx))
         views = {
             "actor": _call_view({"kind": "call", **(p.get("call") or {})}),
             "twin": _call_view(p.get("twin") or {}),
@@ -753,7 +758,7 @@ def item_display(item: AnnotationItem, *, blind: bool = True) -> dict[str, Any]:
         idx = int(p.get("index") or 0)
         before = p.get("candidate_before")
         start = int(before) if before is not None else idx - 4
-        out["events"] = [_event_line(e) for e in _events(item, start, idx)]
+        out["events"] = _lines(_events(item, start, idx))
         fb = _events(item, idx, idx + 1)
         out["feedback"] = _event_line(fb[0]) if fb else None
         after = p.get("candidate_after")

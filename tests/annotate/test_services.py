@@ -103,6 +103,10 @@ def test_queue_needs_a_finished_run_and_valid_settings(run, alice):
         svc.queue_create(run=run, name="x")
 
 
+def test_default_schemas_pass_their_own_validation():
+    assert svc.schema_validate(svc.DEFAULT_SCHEMA) == svc.DEFAULT_SCHEMA
+
+
 def test_custom_labels_and_rubric_are_used(run, alice):
     queue = svc.queue_create(
         run=run,
