@@ -18,7 +18,9 @@ from traces import selectors as trace_selectors
 
 
 class ExportFiltersSerializer(serializers.Serializer):
-    runs = serializers.ListField(child=serializers.IntegerField(), required=False)
+    runs = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), required=False
+    )
     policy = serializers.ListField(child=serializers.CharField(), required=False)
     transition = serializers.ListField(child=serializers.CharField(), required=False)
     model = serializers.ListField(child=serializers.CharField(), required=False)
@@ -76,9 +78,9 @@ class ExportSerializer(serializers.ModelSerializer):
 
 def _project(request: Request, ref: str):  # type: ignore[no-untyped-def]
     visible = trace_selectors.project_list(user=request.user)
-    project = (visible.filter(pk=int(ref)).first() if ref.isdigit() else None) or visible.filter(
-        name=ref
-    ).first()
+    by_id = ref.isascii() and ref.isdigit() and len(ref) < 19
+    project = visible.filter(pk=int(ref)).first() if by_id else None
+    project = project or visible.filter(name=ref).first()
     if project is None:
         raise NotFound(f"no project {ref!r} that you are a member of")
     return project
@@ -124,7 +126,7 @@ class ExportListCreate(APIView):
     def get(self, request: Request) -> Response:
         qs = exports.export_list(user=request.user)
         if name := request.query_params.get("project"):
-            qs = qs.filter(project__name=name)
+            qs = qs.filter(project__name=name.replace("\x00", ""))
         return Response(ExportSerializer(qs[:200], many=True, context={"request": request}).data)
 
 

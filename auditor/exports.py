@@ -123,7 +123,10 @@ def _as_list(value: Any) -> list[str]:
         value = [value]
     if not isinstance(value, list | tuple):
         raise ExportRejected(f"expected a value or a list of values, not {type(value).__name__}")
-    return [str(v).strip() for v in value if str(v).strip()]
+    out = [str(v).strip()[:300] for v in value if str(v).strip()]
+    if any("\x00" in v for v in out):
+        raise ExportRejected("filter values cannot contain NUL characters")
+    return out
 
 
 def export_filters_clean(*, project: Project, filters: Mapping[str, Any] | None) -> dict:
@@ -138,6 +141,8 @@ def export_filters_clean(*, project: Project, filters: Mapping[str, Any] | None)
         run_ids = sorted({int(r) for r in raw_runs})
     except ValueError as exc:
         raise ExportRejected(f"runs must be run ids (numbers): {raw_runs}") from exc
+    if any(not 0 < r < 2**63 for r in run_ids):
+        raise ExportRejected(f"no audit runs {[r for r in run_ids if not 0 < r < 2**63]}")
     runs = AuditRun.objects.filter(project=project)
     if run_ids:
         found = dict(runs.filter(pk__in=run_ids).values_list("pk", "status"))

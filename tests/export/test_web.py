@@ -220,3 +220,35 @@ def test_cli_prints_the_stored_path_and_rejects_bad_input(audited, capsys):
         call_command("export", "--project", "nope", "--format", "csv")
     with pytest.raises(CommandError, match="no audit runs"):
         call_command("export", "--project", project.name, "--format", "csv", "--run", "999999")
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"project": "alpha", "format": "csv", "filters": {"runs": [2**70]}},
+        {"project": "alpha", "format": "csv", "filters": {"runs": [0]}},
+        {"project": "alpha", "format": "csv", "filters": {"model": ["a\x00b"]}},
+        {"project": "alpha", "format": "csv", "filters": "everything"},
+        {"project": "alpha", "format": "csv", "filters": {"policy": "checklist"}},
+        {"project": "\u00b2", "format": "csv"},
+        {"project": "9" * 40, "format": "csv"},
+        {"project": "alpha\x00", "format": "csv"},
+        {"format": "csv"},
+        [],
+    ],
+)
+def test_api_answers_odd_input_without_server_errors(client, alice, audited, payload):
+    client.force_login(alice)
+    r = client.post(reverse("exports:api-list"), payload, content_type="application/json")
+    assert r.status_code in (400, 404), r.content
+
+
+def test_page_and_list_answer_odd_input_without_server_errors(client, alice, audited):
+    project, _run = audited
+    client.force_login(alice)
+    r = client.post(
+        reverse("exports:list", args=[project.pk]),
+        {"format": "csv", "runs": ["99999999999999999999999"], "model": "x\x00"},
+    )
+    assert r.status_code == 400
+    assert client.get(reverse("exports:api-list"), {"project": "a\x00"}).status_code == 200
