@@ -9,6 +9,7 @@ urlpatterns = [
     path("", include("traces.urls")),
     path("", include("auditor.audit_urls")),
     path("", include("auditor.annotate_urls")),
+    path("", include("auditor.export_urls")),
     path("api/", include("traces.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/format/", trace_views.format_docs, name="format-docs"),
