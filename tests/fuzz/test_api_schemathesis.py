@@ -18,7 +18,22 @@ pytestmark = pytest.mark.django_db
 EXAMPLES_PER_OPERATION = fuzz_examples(30)
 
 
-def test_api_answers_without_server_errors(token):  # type: ignore[no-untyped-def]
+@pytest.fixture
+def keep_test_connection():  # type: ignore[no-untyped-def]
+    """Schemathesis calls the WSGI app directly, whose request signals would close the test's
+    database connection mid-transaction; Django's own test client disconnects them the same
+    way."""
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+def test_api_answers_without_server_errors(token, keep_test_connection):  # type: ignore[no-untyped-def]
     from auditor.wsgi import application
 
     schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
