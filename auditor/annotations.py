@@ -255,6 +255,27 @@ def _candidate_items(queue: AnnotationQueue) -> Iterable[AnnotationItem]:
                 )
 
 
+def queue_update(*, queue: AnnotationQueue, k: int, schema: Mapping[str, Any]) -> AnnotationQueue:
+    """Change k and the verdict schema. Items settle again under the new k: raising it reopens
+    agreed items (their flow-back reverted), lowering it can finish open ones."""
+    if not 1 <= int(k) <= 20:
+        raise AnnotationRejected("k (annotators per item) must be between 1 and 20")
+    schema = schema_validate(dict(schema))
+    with transaction.atomic():
+        queue.k = int(k)
+        queue.schema = schema
+        queue.save(update_fields=["k", "schema"])
+        for item in (
+            AnnotationItem.objects.select_for_update()
+            .filter(queue=queue, verdicts_count__gt=0)
+            .exclude(final_source="adjudication")
+            .order_by("id")
+        ):
+            item.queue = queue
+            _settle(item)
+    return queue
+
+
 # --- assignment ------------------------------------------------------------------------------
 
 

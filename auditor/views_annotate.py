@@ -125,7 +125,6 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx["schema_json"] = json.dumps(
         {k: svc.schema_for(queue, k) for k in queue.kinds}, indent=2, ensure_ascii=False
     )
-    ctx["agreement_data"] = ctx["agreement"]
     return _render(request, "auditor/queue.html", "stats", ctx)
 
 
@@ -136,17 +135,15 @@ def queue_settings(request: HttpRequest, pk: int) -> HttpResponse:
     if _role(request, queue.run.project) != "owner":
         raise PermissionDenied("only owners change a queue's settings")
     try:
-        k = int(request.POST.get("k") or queue.k)
-        if not 1 <= k <= 20:
-            raise svc.AnnotationRejected("k must be between 1 and 20")
         raw = request.POST.get("schema", "").strip()
-        schema = svc.schema_validate(json.loads(raw)) if raw else {}
+        svc.queue_update(
+            queue=queue,
+            k=int(request.POST.get("k") or queue.k),
+            schema=json.loads(raw) if raw else {},
+        )
     except (ValueError, svc.AnnotationRejected) as exc:
         messages.error(request, f"Settings not saved: {exc}")
         return redirect(queue)
-    queue.k = k
-    queue.schema = schema
-    queue.save(update_fields=["k", "schema"])
     messages.success(request, "Settings saved (they apply to verdicts from now on).")
     return redirect(queue)
 
@@ -222,6 +219,8 @@ def annotate_undo(request: HttpRequest, pk: int) -> HttpResponse:
             item = svc.verdict_undo(verdict_id=verdict_id, user=request.user)
         except svc.AnnotationRejected as exc:
             error = str(exc)
+        if item is not None and item.claimed_by_id != request.user.pk:
+            item = None  # someone else holds it right now: show the next item instead
     if not request.htmx and not error:
         return redirect("annotate:next", queue.pk)
     if item is None:

@@ -397,3 +397,20 @@ def test_adjudication_accepts_canonical_labels_only(run, alice, bob):
     svc.item_adjudicate(item_id=item.pk, user=alice, label="twin")
     item.refresh_from_db()
     assert (item.status, item.final_label, item.final_source) == ("done", "twin", "adjudication")
+
+
+def test_changing_k_settles_items_again(run, alice, bob):
+    queue = lock_outcome_queue(run, k=1)
+    v = answer(queue, alice, "success")
+    result = AuditResult.objects.get(pk=v.item.result_id)
+    result.refresh_from_db()
+    assert result.transition == "rescue"
+    svc.queue_update(queue=queue, k=2, schema={})
+    v.item.refresh_from_db()
+    result.refresh_from_db()
+    assert v.item.status == "open" and result.transition == "unknown"
+    answer(queue, bob, "success")
+    result.refresh_from_db()
+    assert result.transition == "rescue"
+    with pytest.raises(svc.AnnotationRejected):
+        svc.queue_update(queue=queue, k=0, schema={})

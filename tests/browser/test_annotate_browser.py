@@ -112,7 +112,10 @@ def test_keyboard_only_annotation_updates_agreement(
     assert page.inner_text("#agreement-alpha") == "0.000"
     assert errors == [], errors
 
-    # the queue page: progress and agreement, the disagreement waiting for the owner
+    # the run's queues, then the queue page: progress, agreement, the disagreement
+    page.goto(f"{live_server.url}/audits/{run.pk}/queues/")
+    assert "lock outcomes" in page.inner_text("table.queues")
+    shot(page, tmp_path, "annotate-queues.png")
     page.goto(f"{live_server.url}/queues/{queue.pk}/")
     assert page.inner_text("#progress-disagree") == "1"
     shot(page, tmp_path, "annotate-queue.png")
