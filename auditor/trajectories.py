@@ -118,8 +118,10 @@ class Block:
 
     @property
     def size(self) -> int:
-        return len(self.text) + sum(len(k) + len(v) for k, v, _ in self.rows) + sum(
-            len(c) for row in self.cells for c in row
+        return (
+            len(self.text)
+            + sum(len(k) + len(v) for k, v, _ in self.rows)
+            + sum(len(c) for row in self.cells for c in row)
         )
 
 
@@ -268,7 +270,9 @@ def _type_blocks(etype: str, ev: Mapping[str, Any]) -> tuple[list[Chip], list[Bl
                     ]
                 )
             blocks.append(
-                Block("claims", "grid", header=("id", "claim", "confidence", "evidence"), cells=cells)
+                Block(
+                    "claims", "grid", header=("id", "claim", "confidence", "evidence"), cells=cells
+                )
             )
         else:
             blocks.append(_content_block("claims", claims))
@@ -318,7 +322,9 @@ def event_view(payload: Mapping[str, Any] | Any, seq: int, *, fold: bool = True)
     skip = COMMON_FIELDS | KNOWN_FIELDS.get(etype, frozenset())
     other = {k: v for k, v in payload.items() if k not in skip}
     if other:
-        blocks.append(Block("fields" if not known else "other fields", "table", rows=_kv_rows(other)))
+        blocks.append(
+            Block("fields" if not known else "other fields", "table", rows=_kv_rows(other))
+        )
     if payload.get("meta") not in (None, {}):
         blocks.append(Block("meta", "json", text=pretty(payload["meta"])))
     if payload.get("ts") is not None:
@@ -367,7 +373,9 @@ def step_summary(ev: Mapping[str, Any] | Any, limit: int = 140) -> str:
         text = ev.get("answer") if ev.get("answer") is not None else ev.get("content")
         return short(f"round {ev.get('round', '?')}: {short(text, limit)}", limit)
     if etype == "verification":
-        return f"{ev.get('accepts', '?')}/{ev.get('votes', '?')} accept (round {ev.get('round', '?')})"
+        return (
+            f"{ev.get('accepts', '?')}/{ev.get('votes', '?')} accept (round {ev.get('round', '?')})"
+        )
     if etype == "claims":
         claims = ev.get("claims")
         n = len(claims) if isinstance(claims, list) else 0
@@ -552,8 +560,10 @@ class SideBySide:
 
     @property
     def prefix(self) -> int:
-        return self.alignment.divergence if self.alignment.divergence is not None else len(
-            self.alignment.steps
+        return (
+            self.alignment.divergence
+            if self.alignment.divergence is not None
+            else len(self.alignment.steps)
         )
 
 
@@ -669,7 +679,11 @@ def twincheck_panel(record: Mapping[str, Any]) -> dict[str, Any]:
             {
                 "call_index": d.get("call_index"),
                 "call": step_summary(
-                    {"type": "tool_call", "name": call.get("name"), "arguments": call.get("arguments")}
+                    {
+                        "type": "tool_call",
+                        "name": call.get("name"),
+                        "arguments": call.get("arguments"),
+                    }
                 )
                 if call
                 else "",
@@ -1037,7 +1051,11 @@ def vrr_panel(
         layout: dict[str, Any] = {
             "height": 320,
             "margin": {"l": 50, "r": 60, "t": 30, "b": 40},
-            "xaxis": {"title": {"text": "round"}, "dtick": 1, "range": [-0.5, max(n_rounds, 1) - 0.5]},
+            "xaxis": {
+                "title": {"text": "round"},
+                "dtick": 1,
+                "range": [-0.5, max(n_rounds, 1) - 0.5],
+            },
             "yaxis": {"title": {"text": "probability"}, "range": [-0.05, 1.1]},
             "shapes": shapes,
             "annotations": annotations,
@@ -1064,7 +1082,8 @@ def vrr_panel(
         "guard_round": record.get("guard_round"),
         "rounds_saved": record.get("rounds_saved"),
         "params": {
-            k: _fmt_num(v) for k, v in _as_dict(_as_dict(record.get("settings")).get("params")).items()
+            k: _fmt_num(v)
+            for k, v in _as_dict(_as_dict(record.get("settings")).get("params")).items()
         },
         "figure": figure,
         "missing": missing,

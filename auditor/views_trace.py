@@ -101,7 +101,9 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
         if r.policy == "twincheck":
             data = tj.twincheck_panel(record)
         elif r.policy == "checklist":
-            data = tj.checklist_panel(record, [e for e in panel_events if e.get("type") == "claims"])
+            data = tj.checklist_panel(
+                record, [e for e in panel_events if e.get("type") == "claims"]
+            )
         elif r.policy == "vrr":
             data = tj.vrr_panel(record, panel_events)
         elif r.policy == "commit":
