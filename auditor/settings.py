@@ -125,6 +125,7 @@ CELERY_TASK_DEFAULT_QUEUE = "ingest"
 CELERY_TASK_ROUTES = {
     "traces.tasks.*": {"queue": "ingest"},
     "auditor.tasks.*": {"queue": "audit"},
+    "auditor.tasks_export.*": {"queue": "export"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
@@ -137,6 +138,7 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 
 # --- Audit runs -----------------------------------------------------------------------------
 TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
+TA_EXPORT_CHUNK_ROWS = env_int("TA_EXPORT_CHUNK_ROWS", 500, minimum=1)
 TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
 TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
 # Memory ceiling of each worker process (and of inline audits), MiB; 0 disables it.

@@ -9,7 +9,10 @@ from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
 from django.db import InterfaceError, OperationalError, connection
 
-from auditor import services
+from auditor import (
+    services,
+    tasks_export,  # noqa: F401  (registers the export build task)
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +42,15 @@ def audit_chunk(self, run_id: int, trace_ids: list[int]) -> int:  # type: ignore
 
 @shared_task
 def resume_stale_work() -> dict:
-    """Queue again what a killed worker left behind: audit runs and uploads whose worker has
-    been silent for TA_STALE_SECONDS."""
+    """Queue again what a killed worker (or a broker outage) left behind: audit runs, uploads
+    and exports whose worker has been silent for TA_STALE_SECONDS."""
+    from auditor.exports import exports_resume_stale
     from traces.services import uploads_resume_stale
 
     return {
         "runs": services.audit_runs_resume_stale(),
         "uploads": uploads_resume_stale(),
+        "exports": exports_resume_stale(),
     }
 
 

@@ -10,7 +10,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from auditor import selectors
-from auditor.models import AuditRun
 from auditor.services import (
     ENVIRONMENTS,
     JUDGES,
@@ -24,39 +23,6 @@ from traces import selectors as trace_selectors
 
 def _may_run(request: HttpRequest, project) -> bool:  # type: ignore[no-untyped-def]
     return trace_selectors.role_of(user=request.user, project=project) in ("owner", "annotator")
-
-
-@login_required
-def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
-    """The project's front page: uploads, audit runs and their headline numbers. It lives in
-    auditor because it shows both domains (traces must not depend on auditor, SPEC §2)."""
-    project = trace_selectors.project_get(user=request.user, project_id=pk)
-    role = trace_selectors.role_of(user=request.user, project=project)
-    uploads = project.uploads.all()[:50]
-    ctx = {
-        **_run_rows(project),
-        "project": project,
-        "role": role,
-        "uploads": uploads,
-        "trace_count": trace_selectors.trace_list(user=request.user, project=project).count(),
-        "tokens": project.tokens.filter(revoked_at__isnull=True) if role == "owner" else [],
-        "new_token": request.session.pop("new_token", None),
-    }
-    return render(request, "auditor/project.html", ctx)
-
-
-def _run_rows(project) -> dict:  # type: ignore[no-untyped-def]
-    """Recent audit runs with rescue/harm per policy."""
-    runs = list(AuditRun.objects.filter(project=project)[:10])
-    policies = list(dict.fromkeys(p for r in runs for p in r.policies))
-    rows = []
-    for r in runs:
-        cells = []
-        for p in policies:
-            t = (((r.summary or {}).get(p) or {}).get("overall") or {}).get("transitions")
-            cells.append(t)
-        rows.append({"run": r, "cells": cells})
-    return {"runs": rows, "headline_policies": policies}
 
 
 @login_required

@@ -59,7 +59,8 @@ def schema_paths(event: Any) -> set[str]:
 def validator_paths(event: Any) -> set[str]:
     """Paths of validate_event's errors, leaving out the rules a schema cannot express."""
     return {
-        path for path, message in validate_event(event)
+        path
+        for path, message in validate_event(event)
         if not any(marker in message for marker in INEXPRESSIBLE)
     }
 
@@ -125,8 +126,9 @@ def test_there_are_four_to_six_examples() -> None:
     assert 4 <= len(EXAMPLES) <= 6
 
 
-@pytest.mark.parametrize(("name", "lineno", "line"), example_lines(),
-                         ids=lambda v: v if isinstance(v, str) else None)
+@pytest.mark.parametrize(
+    ("name", "lineno", "line"), example_lines(), ids=lambda v: v if isinstance(v, str) else None
+)
 def test_example_line_is_valid_under_both(name: str, lineno: int, line: bytes) -> None:
     event, warning, _ = parse_line(line, max_depth=64)
     assert warning is None
@@ -156,21 +158,31 @@ count = st.integers(min_value=0, max_value=2**31 - 1)
 prob = st.none() | st.floats(min_value=0.0, max_value=1.0)
 number = st.none() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
 opt_bool = st.none() | st.booleans()
-scalar = st.none() | st.booleans() | st.integers() | st.floats(
-    allow_nan=False, allow_infinity=False) | st.text(max_size=8)
+scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
 json_value = st.recursive(
     scalar,
-    lambda inner: (st.lists(inner, max_size=3)
-                   | st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 json_object = st.dictionaries(st.text(max_size=6), json_value, max_size=3)
 ts = st.one_of(
     st.datetimes().map(lambda d: d.isoformat() + "Z"),
-    st.sampled_from([
-        "2026-01-31T12:00:00Z", "2026-01-31t12:00:00z", "2026-01-31 12:00:00.123456+05:30",
-        "1999-12-31T23:59:59-08:00",
-    ]),
+    st.sampled_from(
+        [
+            "2026-01-31T12:00:00Z",
+            "2026-01-31t12:00:00z",
+            "2026-01-31 12:00:00.123456+05:30",
+            "1999-12-31T23:59:59-08:00",
+        ]
+    ),
 )
 
 
@@ -178,44 +190,85 @@ def _obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> st
     return st.fixed_dictionaries(required, optional=optional or {})
 
 
-evidence = _obj({"kind": st.sampled_from(validate.EVIDENCE_KINDS)},
-                {"ref": opt_text, "passed": opt_bool})
-claim = _obj({"id": name}, {"text": opt_text, "confidence": prob, "subject": opt_text,
-                            "evidence": st.lists(evidence, max_size=3)})
-tool = _obj({"name": name}, {"description": opt_text, "parameters": json_object,
-                             "read_only": opt_bool})
+evidence = _obj(
+    {"kind": st.sampled_from(validate.EVIDENCE_KINDS)}, {"ref": opt_text, "passed": opt_bool}
+)
+claim = _obj(
+    {"id": name},
+    {
+        "text": opt_text,
+        "confidence": prob,
+        "subject": opt_text,
+        "evidence": st.lists(evidence, max_size=3),
+    },
+)
+tool = _obj(
+    {"name": name}, {"description": opt_text, "parameters": json_object, "read_only": opt_bool}
+)
 accepts_of_votes = count.flatmap(
-    lambda votes: st.tuples(st.integers(min_value=0, max_value=votes), st.just(votes)))
+    lambda votes: st.tuples(st.integers(min_value=0, max_value=votes), st.just(votes))
+)
 
 # Per type: (required fields, optional fields) of a valid event.
 TYPE_FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "trace": ({}, {
-        "agent": opt_text, "model": opt_text,
-        "task": _obj({}, {"id": text | st.integers(), "benchmark": opt_text, "category": opt_text}),
-        "env": _obj({}, {"name": opt_text, "config": json_object}),
-        "tools": st.lists(tool, max_size=3),
-        "outcome": _obj({}, {"success": opt_bool, "reward": number}),
-    }),
-    "message": ({"role": st.sampled_from(validate.ROLES)}, {
-        "content": opt_text,
-        "feedback": _obj({"kind": st.sampled_from(validate.FEEDBACK_KINDS)},
-                         {"targets": st.lists(text, max_size=3)}),
-    }),
+    "trace": (
+        {},
+        {
+            "agent": opt_text,
+            "model": opt_text,
+            "task": _obj(
+                {}, {"id": text | st.integers(), "benchmark": opt_text, "category": opt_text}
+            ),
+            "env": _obj({}, {"name": opt_text, "config": json_object}),
+            "tools": st.lists(tool, max_size=3),
+            "outcome": _obj({}, {"success": opt_bool, "reward": number}),
+        },
+    ),
+    "message": (
+        {"role": st.sampled_from(validate.ROLES)},
+        {
+            "content": opt_text,
+            "feedback": _obj(
+                {"kind": st.sampled_from(validate.FEEDBACK_KINDS)},
+                {"targets": st.lists(text, max_size=3)},
+            ),
+        },
+    ),
     "tool_call": ({"name": name, "arguments": json_object}, {"call_id": opt_text}),
-    "tool_result": ({}, {"call_id": opt_text, "status": st.sampled_from(validate.RESULT_STATUSES),
-                         "content": json_value}),
+    "tool_result": (
+        {},
+        {
+            "call_id": opt_text,
+            "status": st.sampled_from(validate.RESULT_STATUSES),
+            "content": json_value,
+        },
+    ),
     "claims": ({"claims": st.lists(claim, max_size=4, unique_by=lambda c: c["id"])}, {}),
-    "candidate": ({"candidate_id": name}, {"parent": opt_text, "round": count,
-                                          "answer": opt_text, "content": json_value}),
+    "candidate": (
+        {"candidate_id": name},
+        {"parent": opt_text, "round": count, "answer": opt_text, "content": json_value},
+    ),
     "verification": ({"candidate_id": name}, {"round": count, "verifier": opt_text}),
     "check": ({"name": name, "passed": st.booleans()}, {"source": opt_text}),
-    "judgment": ({"pair": name, "orientation": st.sampled_from(("AB", "BA"))}, {
-        "scores": json_object, "fatal": json_object,
-        "prefer": st.sampled_from(("A", "B", "tie", None)), "confidence": prob, "judge": opt_text,
-    }),
+    "judgment": (
+        {"pair": name, "orientation": st.sampled_from(("AB", "BA"))},
+        {
+            "scores": json_object,
+            "fatal": json_object,
+            "prefer": st.sampled_from(("A", "B", "tie", None)),
+            "confidence": prob,
+            "judge": opt_text,
+        },
+    ),
 }
-COMMON_OPTIONAL = {"seq": count, "ts": ts, "turn": count, "labels": json_object,
-                   "meta": json_object, "x_extra": json_value}
+COMMON_OPTIONAL = {
+    "seq": count,
+    "ts": ts,
+    "turn": count,
+    "labels": json_object,
+    "meta": json_object,
+    "x_extra": json_value,
+}
 unknown_type = name.filter(lambda t: t not in validate.EVENT_TYPES)
 
 
@@ -223,8 +276,12 @@ unknown_type = name.filter(lambda t: t not in validate.EVENT_TYPES)
 def valid_events(draw: st.DrawFn) -> dict[str, Any]:
     etype = draw(st.sampled_from((*validate.EVENT_TYPES, "unknown")))
     required, optional = TYPE_FIELDS.get(etype, ({}, {"payload": json_value}))
-    event = draw(_obj({"trace_id": st.text(min_size=1, max_size=255), **required},
-                      {**COMMON_OPTIONAL, **optional}))
+    event = draw(
+        _obj(
+            {"trace_id": st.text(min_size=1, max_size=255), **required},
+            {**COMMON_OPTIONAL, **optional},
+        )
+    )
     event["type"] = draw(unknown_type) if etype == "unknown" else etype
     if etype == "verification":
         event["accepts"], event["votes"] = draw(accepts_of_votes)
@@ -234,34 +291,123 @@ def valid_events(draw: st.DrawFn) -> dict[str, Any]:
 # Values that break fields: wrong JSON types, boundaries, near-miss enums and timestamps, other
 # event types. No integral floats (1.0 is an integer to JSON Schema, not to validate_event).
 non_integral_float = st.floats(allow_nan=False, allow_infinity=False).filter(
-    lambda f: not f.is_integer())
+    lambda f: not f.is_integer()
+)
 bad_values = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-3, max_value=3), st.just(2**63),
-    non_integral_float, st.sampled_from([-0.5, 0.5, 1.000001, -1e-9]),
-    st.sampled_from([
-        "", "x", "A", "B", "tie", "ab", "AB", "BA", "ok", "OK", "error", "user", "robot",
-        "challenge", "complaint", "test", "tool", "2026-01-31T12:00:00Z", "2026-01-31",
-        "2026-1-31T12:00:00Z", "2026-01-31T12:00:00", "2026-01-31T12:00:00+0100",
-        "x" * 255, "x" * 256, *validate.EVENT_TYPES,
-    ]),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=3),
+    st.just(2**63),
+    non_integral_float,
+    st.sampled_from([-0.5, 0.5, 1.000001, -1e-9]),
+    st.sampled_from(
+        [
+            "",
+            "x",
+            "A",
+            "B",
+            "tie",
+            "ab",
+            "AB",
+            "BA",
+            "ok",
+            "OK",
+            "error",
+            "user",
+            "robot",
+            "challenge",
+            "complaint",
+            "test",
+            "tool",
+            "2026-01-31T12:00:00Z",
+            "2026-01-31",
+            "2026-1-31T12:00:00Z",
+            "2026-01-31T12:00:00",
+            "2026-01-31T12:00:00+0100",
+            "x" * 255,
+            "x" * 256,
+            *validate.EVENT_TYPES,
+        ]
+    ),
     st.text(max_size=4),
     st.lists(st.sampled_from(["c1", "", 0, None, {}]), max_size=2),
-    st.dictionaries(st.sampled_from(["id", "name", "kind", "x"]),
-                    st.sampled_from(["c1", "", 0, None, True]), max_size=2),
+    st.dictionaries(
+        st.sampled_from(["id", "name", "kind", "x"]),
+        st.sampled_from(["c1", "", 0, None, True]),
+        max_size=2,
+    ),
 )
-KNOWN_FIELDS = sorted({
-    "trace_id", "type", "seq", "ts", "turn", "labels", "meta", "agent", "model", "task", "env",
-    "tools", "outcome", "role", "content", "feedback", "call_id", "name", "arguments", "status",
-    "claims", "candidate_id", "parent", "round", "answer", "accepts", "votes", "verifier",
-    "passed", "source", "pair", "orientation", "scores", "fatal", "prefer", "confidence",
-    "judge", "id", "text", "subject", "evidence", "kind", "ref", "targets", "benchmark",
-    "category", "config", "description", "parameters", "read_only", "success", "reward",
-})
+KNOWN_FIELDS = sorted(
+    {
+        "trace_id",
+        "type",
+        "seq",
+        "ts",
+        "turn",
+        "labels",
+        "meta",
+        "agent",
+        "model",
+        "task",
+        "env",
+        "tools",
+        "outcome",
+        "role",
+        "content",
+        "feedback",
+        "call_id",
+        "name",
+        "arguments",
+        "status",
+        "claims",
+        "candidate_id",
+        "parent",
+        "round",
+        "answer",
+        "accepts",
+        "votes",
+        "verifier",
+        "passed",
+        "source",
+        "pair",
+        "orientation",
+        "scores",
+        "fatal",
+        "prefer",
+        "confidence",
+        "judge",
+        "id",
+        "text",
+        "subject",
+        "evidence",
+        "kind",
+        "ref",
+        "targets",
+        "benchmark",
+        "category",
+        "config",
+        "description",
+        "parameters",
+        "read_only",
+        "success",
+        "reward",
+    }
+)
 
 
 # Free-form values: neither validator looks inside them, so mutating their insides tests nothing.
-FREE_FORM = {"labels", "meta", "content", "x_extra", "payload", "parameters", "config", "scores",
-             "fatal", "arguments"}
+FREE_FORM = {
+    "labels",
+    "meta",
+    "content",
+    "x_extra",
+    "payload",
+    "parameters",
+    "config",
+    "scores",
+    "fatal",
+    "arguments",
+}
 
 
 def _nodes(value: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
@@ -347,8 +493,15 @@ def rejects_at(event: Any, path: str) -> None:
 
 
 def test_rejects_tool_call_with_string_arguments() -> None:
-    rejects_at({**BASE, "type": "tool_call", "name": "cancel_reservation",
-                "arguments": '{"reservation_id": "4WQ8ZP"}'}, "$.arguments")
+    rejects_at(
+        {
+            **BASE,
+            "type": "tool_call",
+            "name": "cancel_reservation",
+            "arguments": '{"reservation_id": "4WQ8ZP"}',
+        },
+        "$.arguments",
+    )
 
 
 def test_rejects_tool_call_without_arguments() -> None:
@@ -381,8 +534,16 @@ def test_rejects_negative_turn() -> None:
     rejects_at({**BASE, "type": "x", "turn": -1}, "$.turn")
 
 
-@pytest.mark.parametrize("ts", ["2026-01-31", "2026-01-31T12:00:00", "31/01/2026 12:00",
-                                "2026-01-31T12:00:00+0100", 1769860800])
+@pytest.mark.parametrize(
+    "ts",
+    [
+        "2026-01-31",
+        "2026-01-31T12:00:00",
+        "31/01/2026 12:00",
+        "2026-01-31T12:00:00+0100",
+        1769860800,
+    ],
+)
 def test_rejects_timestamp_that_is_not_rfc3339(ts: Any) -> None:
     rejects_at({**BASE, "type": "x", "ts": ts}, "$.ts")
 
@@ -392,13 +553,22 @@ def test_rejects_message_with_unknown_role() -> None:
 
 
 def test_rejects_feedback_without_kind() -> None:
-    rejects_at({**BASE, "type": "message", "role": "user", "feedback": {"targets": ["c1"]}},
-               "$.feedback.kind")
+    rejects_at(
+        {**BASE, "type": "message", "role": "user", "feedback": {"targets": ["c1"]}},
+        "$.feedback.kind",
+    )
 
 
 def test_rejects_feedback_target_that_is_not_a_string() -> None:
-    rejects_at({**BASE, "type": "message", "role": "user",
-                "feedback": {"kind": "challenge", "targets": ["c1", 2]}}, "$.feedback.targets[1]")
+    rejects_at(
+        {
+            **BASE,
+            "type": "message",
+            "role": "user",
+            "feedback": {"kind": "challenge", "targets": ["c1", 2]},
+        },
+        "$.feedback.targets[1]",
+    )
 
 
 def test_rejects_tool_result_with_unknown_status() -> None:
@@ -406,19 +576,29 @@ def test_rejects_tool_result_with_unknown_status() -> None:
 
 
 def test_rejects_claim_confidence_above_one() -> None:
-    rejects_at({**BASE, "type": "claims", "claims": [{"id": "c1", "confidence": 1.2}]},
-               "$.claims[0].confidence")
+    rejects_at(
+        {**BASE, "type": "claims", "claims": [{"id": "c1", "confidence": 1.2}]},
+        "$.claims[0].confidence",
+    )
 
 
 def test_rejects_evidence_of_unknown_kind() -> None:
-    rejects_at({**BASE, "type": "claims", "claims": [
-        {"id": "c1", "evidence": [{"kind": "test", "passed": True}, {"kind": "vibes"}]}]},
-        "$.claims[0].evidence[1].kind")
+    rejects_at(
+        {
+            **BASE,
+            "type": "claims",
+            "claims": [
+                {"id": "c1", "evidence": [{"kind": "test", "passed": True}, {"kind": "vibes"}]}
+            ],
+        },
+        "$.claims[0].evidence[1].kind",
+    )
 
 
 def test_rejects_header_tool_without_name() -> None:
-    rejects_at({**BASE, "type": "trace", "tools": [{"description": "looks up a user"}]},
-               "$.tools[0].name")
+    rejects_at(
+        {**BASE, "type": "trace", "tools": [{"description": "looks up a user"}]}, "$.tools[0].name"
+    )
 
 
 def test_rejects_boolean_task_id() -> None:
@@ -426,8 +606,9 @@ def test_rejects_boolean_task_id() -> None:
 
 
 def test_rejects_verification_with_negative_votes() -> None:
-    rejects_at({**BASE, "type": "verification", "candidate_id": "r0", "accepts": 0, "votes": -1},
-               "$.votes")
+    rejects_at(
+        {**BASE, "type": "verification", "candidate_id": "r0", "accepts": 0, "votes": -1}, "$.votes"
+    )
 
 
 def test_rejects_check_without_passed() -> None:
@@ -453,8 +634,13 @@ def test_event_without_type_gets_no_per_type_rules() -> None:
 
 
 def test_accepts_unknown_type_and_unknown_fields() -> None:
-    event = {**BASE, "type": "guardrail", "rule": "no_write_without_lookup", "seq": 3,
-             "arguments": "not checked: only tool_call has arguments"}
+    event = {
+        **BASE,
+        "type": "guardrail",
+        "rule": "no_write_without_lookup",
+        "seq": 3,
+        "arguments": "not checked: only tool_call has arguments",
+    }
     assert validate_event(event) == []
     assert VALIDATOR.is_valid(event)
 

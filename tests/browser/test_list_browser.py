@@ -1,5 +1,6 @@
-"""Real Chromium (waits use locators: a string predicate would be eval, which the CSP forbids): filter the traces list (rows update, URL changes, back restores) and follow
-a transition-matrix cell of a run page to its traces. No console errors, no CSP violations."""
+"""Real Chromium: filter the traces list (rows update, URL changes, back restores) and follow a
+transition-matrix cell of a run page to its traces. No console errors, no CSP violations.
+Waits use locators: a string predicate would be eval, which the CSP forbids."""
 
 from __future__ import annotations
 

@@ -63,6 +63,18 @@ class RedisServer:
             self.proc.wait(timeout=20)
 
 
+def point_app_at(url: str) -> None:
+    """Make this process's Celery app publish to `url`: drop its connection pool and the
+    producer pool built on it, so both are made again for the new URL."""
+    # Celery fills broker_write_url/read_url from broker_url at configuration: set all three.
+    celery_app.conf.broker_url = celery_app.conf.broker_write_url = url
+    celery_app.conf.broker_read_url = url
+    if celery_app._pool is not None:
+        celery_app._pool.force_close_all()
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
 def test_uploads_accepted_while_redis_is_down_are_processed_when_it_returns(
     celery_worker_process, project, token, tmp_path, settings
 ):
@@ -73,9 +85,7 @@ def test_uploads_accepted_while_redis_is_down_are_processed_when_it_returns(
     redis = RedisServer(port, tmp_path)
     # Publish to our own broker from here on (the app reads broker_url when it connects).
     old_url = celery_app.conf.broker_url
-    celery_app.conf.broker_url = url
-    celery_app.pool.force_close_all()
-    celery_app._pool = None
+    point_app_at(url)
     try:
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -107,6 +117,4 @@ def test_uploads_accepted_while_redis_is_down_are_processed_when_it_returns(
         assert upload.traces_accepted == 1
     finally:
         redis.stop()
-        celery_app.conf.broker_url = old_url
-        celery_app.pool.force_close_all()
-        celery_app._pool = None
+        point_app_at(old_url)

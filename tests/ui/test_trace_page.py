@@ -205,7 +205,8 @@ def test_trace_page_shows_timeline_side_by_side_and_panels(client, alice, audite
     assert "heuristic judge" in html and "both orders prefer the twin" in html
     # Hostile content is inert text.
     assert SCRIPT not in html and "&lt;script&gt;alert(" in html
-    i = html.find("\x1b"); assert i < 0, html[i - 300 : i + 50]
+    i = html.find("\x1b")
+    assert i < 0, html[i - 300 : i + 50]
     assert "␛[31mFAILED␛[0m" in html
     assert "plotly-strict-4.1.1.min.js" in html and "js/trace.js" in html
 
@@ -243,7 +244,11 @@ def test_folded_event_fragment_and_page(client, alice, audited):
     assert r.status_code == 200 and "y" * 4000 in r.content.decode()
     assert "<html" not in r.content.decode()
     r = client.get(url)  # without JavaScript: a page of its own
-    assert r.status_code == 200 and "<html" in r.content.decode() and "Stored JSON" in r.content.decode()
+    assert (
+        r.status_code == 200
+        and "<html" in r.content.decode()
+        and "Stored JSON" in r.content.decode()
+    )
     r = client.get(reverse("auditor:trace-event", args=[t.pk, 1]), **HX)
     assert SCRIPT not in r.content.decode() and "&lt;script&gt;" in r.content.decode()
     r = client.get(reverse("auditor:trace-event", args=[t.pk, 3]), **HX)
@@ -287,11 +292,23 @@ def big_trace(project, n: int, name: str, *, guarded: bool = True) -> Trace:
     for i in range(1, n):
         if i % 2:
             payloads.append(
-                {"trace_id": name, "type": "tool_call", "seq": i, "name": "get", "arguments": {"i": i}}
+                {
+                    "trace_id": name,
+                    "type": "tool_call",
+                    "seq": i,
+                    "name": "get",
+                    "arguments": {"i": i},
+                }
             )
         else:
             payloads.append(
-                {"trace_id": name, "type": "tool_result", "seq": i, "status": "ok", "content": f"r{i}"}
+                {
+                    "trace_id": name,
+                    "type": "tool_result",
+                    "seq": i,
+                    "status": "ok",
+                    "content": f"r{i}",
+                }
             )
     Event.objects.bulk_create(
         [
@@ -372,5 +389,6 @@ def test_server_time_of_a_1000_event_page(client, alice, project, capsys):
     with capsys.disabled():
         print(
             f"\n1,000-event trace page ({connection.vendor}): median "
-            f"{times[len(times) // 2] * 1000:.0f} ms, p95 {times[int(len(times) * 0.95) - 1] * 1000:.0f} ms"
+            f"{times[len(times) // 2] * 1000:.0f} ms, "
+            f"p95 {times[int(len(times) * 0.95) - 1] * 1000:.0f} ms"
         )
