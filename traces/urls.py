@@ -7,6 +7,9 @@ app_name = "traces"
 urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:pk>/tokens/", views.token_create, name="token-create"),
+    path(
+        "projects/<int:pk>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"
+    ),
     path("projects/<int:pk>/upload/", views.upload_new, name="upload-new"),
     path("uploads/<int:pk>/", views.upload_detail, name="upload"),
     path("uploads/<int:pk>/errors/", views.upload_errors, name="upload-errors"),

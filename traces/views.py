@@ -12,9 +12,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from traces import selectors
@@ -43,6 +44,21 @@ def token_create(request: HttpRequest, pk: int) -> HttpResponse:
     _token, raw = ProjectToken.issue(project=project, name=name)
     # Shown once on the next page, never stored in clear.
     request.session["new_token"] = raw
+    return redirect(project)
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, pk: int, token_id: int) -> HttpResponse:
+    project = selectors.project_get(user=request.user, project_id=pk)
+    if selectors.role_of(user=request.user, project=project) != "owner":
+        raise PermissionDenied("only owners revoke tokens")
+    token = project.tokens.filter(pk=token_id, revoked_at__isnull=True).first()
+    if token is None:
+        raise Http404("no such active token")
+    token.revoked_at = timezone.now()
+    token.save(update_fields=["revoked_at"])
+    messages.info(request, f"Token {token.name} ({token.hint}…) revoked: it no longer works.")
     return redirect(project)
 
 
