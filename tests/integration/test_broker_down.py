@@ -64,13 +64,13 @@ class RedisServer:
 
 
 def point_app_at(url: str) -> None:
-    """Make this process's Celery app publish to `url`: drop its connection pool and the
-    producer pool built on it, so both are made again for the new URL."""
+    """Make this process's Celery app publish to `url`: forget its connection pool and the
+    producer pool built on it, so both are looked up again for the new URL. The pools are
+    kombu's, shared per URL, so they are only forgotten here, never closed: closing the
+    original URL's pool would break every later test that queues work."""
     # Celery fills broker_write_url/read_url from broker_url at configuration: set all three.
     celery_app.conf.broker_url = celery_app.conf.broker_write_url = url
     celery_app.conf.broker_read_url = url
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
 
