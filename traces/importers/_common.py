@@ -8,7 +8,7 @@ straight into events, because the ingest path serialises them immediately afterw
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
 import orjson
@@ -186,6 +186,35 @@ def internal_error(trace: Trace, exc: Exception) -> None:
         path="$",
         message=f"{INTERNAL_ERROR} ({type(exc).__name__}: {exc}); please report it",
     )
+
+
+def convert_jsonl(
+    stream: BinaryIO,
+    report: ImportReport,
+    *,
+    identify: Callable[[Any, int], tuple[str, str, str]],
+    build: Callable[[Trace, Any], None],
+) -> Iterator[SourceEvent]:
+    """The loop every JSONL importer shares: one trace per record, ids unique in the file, a
+    record that fails is reported (its events never yielded) and the next one goes on.
+
+    ``identify(record, line)`` gives (trace id, JSON path of the id, what to call a repeat of
+    it); ``build(trace, record)`` fills the trace or raises `RecordFailed`."""
+    seen: dict[str, int] = {}
+    for line, record in iter_jsonl(stream, report):
+        trace_id, id_path, repeat = identify(record, line)
+        trace = Trace(trace_id, line, report)
+        try:
+            if trace_id in seen:
+                raise trace.fail(id_path, f"{repeat} again (first on line {seen[trace_id]})")
+            seen[trace_id] = line
+            build(trace, record)
+        except RecordFailed:
+            continue
+        except Exception as exc:  # noqa: BLE001 — see internal_error
+            internal_error(trace, exc)
+            continue
+        yield from trace.source_events()
 
 
 def require(

@@ -31,11 +31,9 @@ import orjson
 
 from ._chat import ROLES
 from ._common import (
-    RecordFailed,
     Trace,
+    convert_jsonl,
     head_lines,
-    internal_error,
-    iter_jsonl,
     parse_arguments,
     require,
     short,
@@ -182,26 +180,18 @@ class BFCLImporter:
                 "bfcl-eval package data", "not installed: no task, tools or ground truth"
             )
         model = _model_from_path(stream_name(stream, report))
-        seen: dict[str, int] = {}
-        for line, record in iter_jsonl(stream, report):
+
+        def identify(record: Any, line: int) -> tuple[str, str, str]:
             rid = record.get("id") if isinstance(record, dict) else None
             trace_id = f"bfcl:{rid}" if isinstance(rid, str) else f"bfcl:line{line}"
-            trace = Trace(trace_id, line, report)
-            try:
-                if trace_id in seen:
-                    raise trace.fail(
-                        "$.id",
-                        f"expected a unique id, found {rid!r} again (first on line "
-                        f"{seen[trace_id]})",
-                    )
-                seen[trace_id] = line
-                _record(trace, record, tasks, model)
-            except RecordFailed:
-                continue
-            except Exception as exc:  # noqa: BLE001 — see internal_error
-                internal_error(trace, exc)
-                continue
-            yield from trace.source_events()
+            return trace_id, "$.id", f"expected a unique id, found {rid!r}"
+
+        yield from convert_jsonl(
+            stream,
+            report,
+            identify=identify,
+            build=lambda trace, record: _record(trace, record, tasks, model),
+        )
 
 
 def _model_from_path(path: str) -> str | None:

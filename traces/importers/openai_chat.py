@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from ._chat import convert_messages
-from ._common import RecordFailed, Trace, head_lines, internal_error, iter_jsonl, require, short
+from ._common import Trace, convert_jsonl, head_lines, require, short
 from .base import ImportReport, SourceEvent
 
 RECORD_KEYS = frozenset({"messages", "tools", "id", "trace_id", "model"})
@@ -33,25 +33,11 @@ class OpenAIChatImporter:
         )
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
-        seen: dict[str, int] = {}
-        for line, record in iter_jsonl(stream, report):
+        def identify(record: Any, line: int) -> tuple[str, str, str]:
             trace_id = _trace_id(record, line)
-            trace = Trace(trace_id, line, report)
-            try:
-                if trace_id in seen:
-                    raise trace.fail(
-                        "$.id",
-                        f"expected a unique id, found {trace_id!r} again (first on line "
-                        f"{seen[trace_id]})",
-                    )
-                seen[trace_id] = line
-                _convert_record(trace, record)
-            except RecordFailed:
-                continue
-            except Exception as exc:  # noqa: BLE001 — see internal_error
-                internal_error(trace, exc)
-                continue
-            yield from trace.source_events()
+            return trace_id, "$.id", f"expected a unique id, found {trace_id!r}"
+
+        yield from convert_jsonl(stream, report, identify=identify, build=_convert_record)
 
 
 def _trace_id(record: Any, line: int) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ._common import RecordFailed, Trace, head_lines, internal_error, iter_jsonl, require, short
+from ._common import Trace, convert_jsonl, head_lines, require, short
 from .base import ImportReport, SourceEvent
 
 MAPPED = frozenset(
@@ -54,27 +54,13 @@ class PushbackImporter:
         )
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
-        seen: dict[str, int] = {}
-        for line, record in iter_jsonl(stream, report):
+        def identify(record: Any, line: int) -> tuple[str, str, str]:
             rid = record.get("id") if isinstance(record, dict) else None
             usable = isinstance(rid, str | int) and not isinstance(rid, bool)
             trace_id = f"pushback:{rid}" if usable else f"pushback:line{line}"
-            trace = Trace(trace_id, line, report)
-            try:
-                if trace_id in seen:
-                    raise trace.fail(
-                        "$.id",
-                        f"expected a unique id, found {rid!r} again (first on line "
-                        f"{seen[trace_id]})",
-                    )
-                seen[trace_id] = line
-                _record(trace, record)
-            except RecordFailed:
-                continue
-            except Exception as exc:  # noqa: BLE001 — see internal_error
-                internal_error(trace, exc)
-                continue
-            yield from trace.source_events()
+            return trace_id, "$.id", f"expected a unique id, found {rid!r}"
+
+        yield from convert_jsonl(stream, report, identify=identify, build=_record)
 
 
 def _label(trace: Trace, turn: dict, path: str) -> bool:

@@ -19,12 +19,10 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from ._common import (
-    RecordFailed,
     Trace,
+    convert_jsonl,
     file_stem,
     head_lines,
-    internal_error,
-    iter_jsonl,
     require,
     short,
 )
@@ -66,26 +64,18 @@ class RepairRunsImporter:
         stem = file_stem(stream, report).lower()
         method = next((m for m in METHODS if m in stem), None)
         model = _model_from_stem(stem, method)
-        seen: dict[str, int] = {}
-        for line, record in iter_jsonl(stream, report):
+
+        def identify(record: Any, line: int) -> tuple[str, str, str]:
             task_id = record.get("task_id") if isinstance(record, dict) else None
             trace_id = f"repair:{task_id if isinstance(task_id, str | int) else f'line{line}'}"
-            trace = Trace(trace_id, line, report)
-            try:
-                if trace_id in seen:
-                    raise trace.fail(
-                        "$.task_id",
-                        f"expected one record per task, found {task_id!r} again (first on "
-                        f"line {seen[trace_id]})",
-                    )
-                seen[trace_id] = line
-                _record(trace, record, method, model)
-            except RecordFailed:
-                continue
-            except Exception as exc:  # noqa: BLE001 — see internal_error
-                internal_error(trace, exc)
-                continue
-            yield from trace.source_events()
+            return trace_id, "$.task_id", f"expected one record per task, found {task_id!r}"
+
+        yield from convert_jsonl(
+            stream,
+            report,
+            identify=identify,
+            build=lambda trace, record: _record(trace, record, method, model),
+        )
 
 
 def _model_from_stem(stem: str, method: str | None) -> str | None:
