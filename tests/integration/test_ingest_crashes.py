@@ -1,5 +1,6 @@
-"""The database connection of a worker is cut in the middle of an ingest: the upload ends done
-(after a retry) with every trace exactly once, and no trace of it is visible before that."""
+"""Crashes in the middle of an ingest — the worker's database connection cut, the worker killed
+with SIGKILL: the upload ends done with every trace exactly once, and no trace of it is
+visible before that."""
 
 from __future__ import annotations
 
@@ -58,3 +59,45 @@ def test_worker_losing_the_database_mid_ingest_leaves_no_half_upload(
     assert Trace.objects.filter(project=project).count() == n_traces
     assert Event.objects.filter(trace__project=project).count() == 7 * n_traces
     assert selectors.trace_list(user=alice, project=project).count() == n_traces
+
+
+def test_worker_killed_mid_ingest_loses_and_duplicates_nothing(
+    celery_worker_process, project, alice, tmp_path
+):
+    """SIGKILL in the middle of an ingest: the upload stays invisible, and the next worker's
+    sweep takes it over (its heartbeat went stale), deletes the partial rows and finishes it."""
+    n_traces = 6000
+    data = jsonl([e for i in range(n_traces) for e in simple_trace(f"k{i:05d}")])
+    celery_worker_process.stop()
+    env = dict(
+        celery_worker_process.env,
+        TA_INGEST_BATCH_EVENTS="2000",
+        TA_STALE_SECONDS="2",
+        TA_SWEEP_SECONDS="1",
+        TA_VISIBILITY_TIMEOUT="3600",
+    )
+    victim = WorkerProcess(env, tmp_path / "victim.log")
+    victim.start()
+    try:
+        upload, _ = upload_create(project=project, fileobj=data, filename="big.jsonl", source="api")
+        wait_for(lambda: Upload.objects.get(pk=upload.pk).progress > 0.1, timeout=60, interval=0.02)
+        victim.kill()
+        assert Upload.objects.get(pk=upload.pk).status == "running"
+        assert selectors.trace_list(user=alice, project=project).count() == 0
+        time.sleep(3)  # the heartbeat goes stale
+        successor = WorkerProcess(env, tmp_path / "successor.log")
+        successor.start()
+        try:
+            wait_for(
+                lambda: Upload.objects.get(pk=upload.pk).status in ("done", "failed"), timeout=120
+            )
+        finally:
+            successor.stop()
+    finally:
+        victim.kill()
+        celery_worker_process.start()
+    upload.refresh_from_db()
+    assert upload.status == "done" and upload.attempts == 2
+    assert upload.traces_accepted == n_traces
+    assert Trace.objects.filter(project=project).count() == n_traces
+    assert Event.objects.filter(trace__project=project).count() == 7 * n_traces
