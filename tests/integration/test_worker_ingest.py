@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from tests.conftest import REPO, _db_url, wait_for
 from tests.ingest.helpers import jsonl, simple_trace
 from traces.models import Event, Trace, Upload
+from traces.services import upload_create
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -112,3 +113,16 @@ def test_cli_inline_runs_without_worker(project, tmp_path, postgres):
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["traces_accepted"] == 1
+
+
+def test_a_finished_upload_becomes_searchable(celery_worker_process, project, alice):
+    """The worker indexes a finished upload for full-text search in a task of its own."""
+    from auditor import search
+
+    events = simple_trace("s")
+    events[1]["content"] = "the quokka audit"
+    up, _ = upload_create(project=project, fileobj=jsonl(events), filename="s.jsonl", source="api")
+    wait_for(lambda: finished(up.pk))
+    found = lambda: search.traces_matching(Trace.objects.filter(project=project), "quokka")  # noqa: E731
+    wait_for(lambda: found().exists(), timeout=30)
+    assert not search.traces_matching(Trace.objects.filter(project=project), "wombat").exists()

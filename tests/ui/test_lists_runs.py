@@ -7,6 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from auditor import search
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.selectors import PAGE_SIZE
 from traces.models import Event, Trace, Upload
@@ -80,6 +81,8 @@ def data(project):  # type: ignore[no-untyped-def]
     Event.objects.create(
         trace=hidden, seq=1, type="message", line=2, payload={"content": "zanzibar"}
     )
+    # What the indexing task does after an upload is done (PostgreSQL; SQLite needs nothing).
+    search.index_traces([t3.pk, hidden.pk])
     runs = []
     for label, t1_tr in (("base", "same"), ("strict", "rescue")):
         run = AuditRun.objects.create(
