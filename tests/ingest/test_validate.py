@@ -122,3 +122,61 @@ def test_long_trace_id_rejected_with_length():
 def test_found_value_is_truncated_in_message():
     [(_, msg)] = validate_event({"trace_id": "t", "type": "x", "seq": "y" * 1000})
     assert len(msg) < 120
+
+
+# --- the fast path never accepts what the full validator rejects --------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests.conftest import fuzz_examples  # noqa: E402
+from traces.validate import validate_event_fully  # noqa: E402
+
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=2**33),
+    st.floats(),
+    st.text(max_size=5),
+    st.sampled_from(["", "user", "assistant", "ok", "error", "robot"]),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+_keys = st.sampled_from(
+    [
+        "trace_id",
+        "seq",
+        "turn",
+        "ts",
+        "labels",
+        "meta",
+        "role",
+        "content",
+        "feedback",
+        "call_id",
+        "name",
+        "arguments",
+        "status",
+        "candidate_id",
+        "parent",
+        "round",
+        "answer",
+        "passed",
+        "source",
+        "extra",
+    ]
+)
+
+
+@settings(max_examples=fuzz_examples(2000), deadline=None)
+@given(
+    etype=st.sampled_from(
+        ["message", "tool_call", "tool_result", "candidate", "check", "trace", "claims", "other"]
+    ),
+    fields=st.dictionaries(_keys, _values, max_size=7),
+    tid=st.sampled_from(["t", "", 5]),
+)
+def test_fast_path_agrees_with_the_full_validator(etype, fields, tid):  # type: ignore[no-untyped-def]
+    ev = {**fields, "type": etype, "trace_id": tid}
+    assert (validate_event(ev) == []) == (validate_event_fully(ev) == [])
+    if validate_event_fully(ev):
+        assert validate_event(ev) == validate_event_fully(ev)  # same words for the user
