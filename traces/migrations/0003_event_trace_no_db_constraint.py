@@ -5,15 +5,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('traces', '0002_events_append_only'),
+        ("traces", "0002_events_append_only"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='event',
-            name='trace',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='event_set', to='traces.trace'),
+            model_name="event",
+            name="trace",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="event_set",
+                to="traces.trace",
+            ),
         ),
     ]
