@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import IO
@@ -310,24 +310,6 @@ def _fail(upload: Upload, message: str) -> Upload:
     )
     upload.refresh_from_db()
     return upload
-
-
-def upload_summary(upload: Upload) -> dict:
-    """The CLI's and API's JSON view of an upload's outcome."""
-    return {
-        "upload": upload.pk,
-        "status": upload.status,
-        "format": upload.format_detected or upload.format_requested,
-        "traces_accepted": upload.traces_accepted,
-        "traces_rejected": upload.traces_rejected,
-        "events": upload.events,
-        "error_count": upload.error_count,
-        "errors": upload.errors,
-        "failure": upload.failure,
-    }
-
-
-ProgressCallback = Callable[[float], None]
 
 
 def uploads_resume_stale() -> list[int]:

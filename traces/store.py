@@ -124,7 +124,6 @@ class ChunkedStore:
         self._copy_cm = None
         self._copy = None
         self._cursor = None
-        self.doomed: list[TraceState] = []  # rejected after their Trace row was written
 
     # -- chunk lifecycle ------------------------------------------------------------------
     def _open(self) -> None:
