@@ -21,14 +21,10 @@ from policies import POLICIES
 from traces import selectors as trace_selectors
 
 
-def _may_run(request: HttpRequest, project) -> bool:  # type: ignore[no-untyped-def]
-    return trace_selectors.role_of(user=request.user, project=project) in ("owner", "annotator")
-
-
 @login_required
 def run_new(request: HttpRequest, pk: int) -> HttpResponse:
     project = trace_selectors.project_get(user=request.user, project_id=pk)
-    if not _may_run(request, project):
+    if not trace_selectors.can_write(user=request.user, project=project):
         raise PermissionDenied("viewers cannot start audits")
     error = None
     if request.method == "POST":
@@ -63,7 +59,7 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.run_get(user=request.user, run_id=pk)
-    if not _may_run(request, run.project):
+    if not trace_selectors.can_write(user=request.user, project=run.project):
         raise PermissionDenied("viewers cannot retry audits")
     n = audit_run_retry_errors(run=run)
     messages.info(request, f"{n} failed traces queued again." if n else "Nothing to retry.")

@@ -111,7 +111,7 @@ def _queue_context(request: HttpRequest, queue: AnnotationQueue) -> dict:
         "run": queue.run,
         "queue": queue,
         "role": role,
-        "can_annotate": role in ("owner", "annotator"),
+        "can_annotate": role in trace_selectors.WRITE_ROLES,
         "progress": svc.queue_progress(queue, request.user),
         "agreement": svc.queue_agreement(queue),
     }
@@ -171,7 +171,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the user's next item (claimed for the lease). POST: a verdict or a skip on the
     item the user holds, then the next item (the htmx fragment) or a redirect."""
     queue = _queue_get(request, pk)
-    if _role(request, queue.run.project) not in ("owner", "annotator"):
+    if _role(request, queue.run.project) not in trace_selectors.WRITE_ROLES:
         raise PermissionDenied("viewers can see queues but not annotate")
     error = ""
     if request.method == "POST":
@@ -202,7 +202,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
 def annotate_undo(request: HttpRequest, pk: int) -> HttpResponse:
     """Undo the user's last verdict in this session: the item comes back to them."""
     queue = _queue_get(request, pk)
-    if _role(request, queue.run.project) not in ("owner", "annotator"):
+    if _role(request, queue.run.project) not in trace_selectors.WRITE_ROLES:
         raise PermissionDenied("viewers cannot annotate")
     stack = list(request.session.get(_undo_key(queue), []))
     error = ""

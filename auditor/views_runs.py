@@ -15,10 +15,6 @@ from auditor.models import AuditRun
 from traces import selectors as trace_selectors
 
 
-def _may_run(request: HttpRequest, project) -> bool:  # type: ignore[no-untyped-def]
-    return trace_selectors.role_of(user=request.user, project=project) in ("owner", "annotator")
-
-
 def _list_url(project_id: int, **params: object) -> str:
     """A link to the traces list filtered to `params` (empty values dropped)."""
     q = {k: v for k, v in params.items() if v not in (None, "")}
@@ -67,7 +63,7 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
     ctx = {
         "project": project,
         "role": role,
-        "can_run": role in ("owner", "annotator"),
+        "can_run": role in trace_selectors.WRITE_ROLES,
         "uploads": project.uploads.all()[:50],
         "trace_count": trace_selectors.trace_list(user=request.user, project=project).count(),
         "runs": run_rows,
@@ -122,7 +118,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "project": project,
             "tables": tables,
             "errors": selectors.run_errors(run=run),
-            "can_run": _may_run(request, project),
+            "can_run": trace_selectors.can_write(user=request.user, project=project),
             "calibrations": run.calibrations.order_by("model", "verifier"),
             "previous": previous,
         },

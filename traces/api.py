@@ -79,7 +79,7 @@ def _target_project(request: Request, name: str | None) -> Project:
     project = selectors.project_list(user=user).filter(name=name).first()
     if project is None:
         raise NotFound(f"no project named {name!r} that you are a member of")
-    if selectors.role_of(user=user, project=project) not in ("owner", "annotator"):
+    if not selectors.can_write(user=user, project=project):
         raise PermissionDenied("viewers cannot upload")
     return project
 

@@ -34,6 +34,14 @@ def role_of(*, user, project: Project) -> str | None:  # type: ignore[no-untyped
     )
 
 
+# Roles that may change a project's data (upload, audit, annotate); viewers only read.
+WRITE_ROLES = ("owner", "annotator")
+
+
+def can_write(*, user, project: Project) -> bool:  # type: ignore[no-untyped-def]
+    return role_of(user=user, project=project) in WRITE_ROLES
+
+
 def upload_list(*, user) -> QuerySet[Upload]:  # type: ignore[no-untyped-def]
     return Upload.objects.filter(project__in=project_list(user=user)).select_related("project")
 

@@ -62,14 +62,10 @@ def token_revoke(request: HttpRequest, pk: int, token_id: int) -> HttpResponse:
     return redirect(project)
 
 
-def _can_upload(request: HttpRequest, project) -> bool:  # type: ignore[no-untyped-def]
-    return selectors.role_of(user=request.user, project=project) in ("owner", "annotator")
-
-
 @login_required
 def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
     project = selectors.project_get(user=request.user, project_id=pk)
-    if not _can_upload(request, project):
+    if not selectors.can_write(user=request.user, project=project):
         raise PermissionDenied("viewers cannot upload")
     wants_json = request.headers.get("Accept", "").startswith("application/json")
     error = None
@@ -123,7 +119,7 @@ def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "upload": upload,
             "project": upload.project,
-            "can_upload": _can_upload(request, upload.project),
+            "can_upload": selectors.can_write(user=request.user, project=upload.project),
         },
     )
 
@@ -177,7 +173,7 @@ def upload_raw(request: HttpRequest, pk: int) -> FileResponse:
 @require_POST
 def upload_retry_view(request: HttpRequest, pk: int) -> HttpResponse:
     upload = selectors.upload_get(user=request.user, upload_id=pk)
-    if not _can_upload(request, upload.project):
+    if not selectors.can_write(user=request.user, project=upload.project):
         raise PermissionDenied("viewers cannot retry uploads")
     if not upload_retry(upload=upload):
         messages.warning(request, "Only a failed upload can be retried.")
