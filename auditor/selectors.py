@@ -146,9 +146,12 @@ def filter_choices(*, project, visible: QuerySet) -> dict[str, list[str]]:  # ty
     from traces.models import Upload
 
     done = Upload.objects.filter(project=project, status=Upload.Status.DONE).aggregate(
-        n=Count("id"), last=Max("id")
+        n=Count("id"), last=Max("id"), at=Max("finished_at")
     )
-    key = f"ta:list-choices:{project.pk}:{done['n']}:{done['last']}"
+    # The finish time too: ids alone can repeat where a transaction that created them was
+    # rolled back (SQLite reuses them), which served one test's choices to the next.
+    at = done["at"].isoformat() if done["at"] else ""
+    key = f"ta:list-choices:{project.pk}:{done['n']}:{done['last']}:{at}"
     choices = cache.get(key)
     if choices is None:
         choices = {f: trace_choices(visible, f) for f in ("model", "benchmark", "category")}
