@@ -8,6 +8,7 @@ from typing import Any
 
 from .checklist import ChecklistPolicy
 from .commit import CommitPolicy
+from .commit_live import Responder
 from .decision import GuardPolicy
 from .environment import Environment
 from .jsonsafe import json_safe
@@ -27,10 +28,15 @@ class PolicyResult:
     """One policy's result on one trace; `to_dict` is plain JSON data.
 
     ``applied``: the policy found at least one decision point (TwinCheck: a certificate held;
-    checklist: a feedback message; VRR: a verify-repair round; commit: an answer under
-    challenge). ``continuation`` is ``exact`` when the guarded trajectory is the actor's,
-    else ``spliced`` / ``recorded`` / ``truncated`` (see `policies.replay`).
-    ``guarded_trajectory`` is None when it equals the actor's trace (to save storage).
+    checklist: a feedback message the rule could judge; VRR: a verify-repair loop with a
+    headline rule; commit: an answer under challenge). ``not_applicable``: why the policy had
+    no decision point or lacked the evidence it needs (then ``transition`` is
+    ``not_applicable``, never ``same``, and the guarded trajectory is the actor's).
+    ``unknown_reason``: why an outcome is unknown (the item goes to the annotation queue).
+    ``continuation`` is ``exact`` when the guarded trajectory is the actor's, else ``spliced`` /
+    ``recorded`` / ``truncated`` (see `policies.replay`). ``guarded_trajectory`` is None when it
+    equals the actor's trace (to save storage). Both reasons are also in ``record``, so stored
+    records carry them.
     """
 
     policy: str
@@ -41,6 +47,8 @@ class PolicyResult:
     transition: Transition
     continuation: str
     guarded_trajectory: list[JsonDict] | None
+    not_applicable: str | None = None
+    unknown_reason: str | None = None
 
     def to_dict(self) -> JsonDict:
         """Strict JSON (NaN/Infinity → None), ready for a JSONField."""
@@ -54,14 +62,22 @@ class PolicyResult:
                 "transition": self.transition,
                 "continuation": self.continuation,
                 "guarded_trajectory": self.guarded_trajectory,
+                "not_applicable": self.not_applicable,
+                "unknown_reason": self.unknown_reason,
             }
         )
         return out
 
 
 def build_policy(
-    name: str, settings: Mapping[str, Any] | None = None, judge: Judge | None = None
+    name: str,
+    settings: Mapping[str, Any] | None = None,
+    judge: Judge | None = None,
+    responder: Responder | None = None,
+    labeler: Responder | None = None,
 ) -> GuardPolicy:
+    """One policy with its settings. ``responder`` / ``labeler``: the commit rule's model calls
+    (`policies.commit_live`); other policies ignore them."""
     s = policy_settings(name, settings)
     if name == "twincheck":
         return TwinCheckPolicy(s, judge)
@@ -69,17 +85,36 @@ def build_policy(
         return ChecklistPolicy(s)
     if name == "vrr":
         return VrrPolicy(s)
-    return CommitPolicy(s)
+    return CommitPolicy(s, responder, labeler)
 
 
-def _applied(name: str, summary: Mapping[str, Any], n_decisions: int) -> bool:
+def _applied(name: str, summary: Mapping[str, Any]) -> bool:
     if name == "twincheck":
         return bool(summary.get("triggers"))
-    if name == "checklist":
-        return bool(summary.get("feedback_events"))
-    if name == "vrr":
-        return bool(summary.get("n_rounds"))
     return bool(summary.get("applied"))
+
+
+def not_applicable_reason(name: str, summary: Mapping[str, Any]) -> str | None:
+    """Why a policy had nothing to decide on a trace (SPEC §5.5). The checklist, VRR and commit
+    rule say so in their record; TwinCheck decides at every tool call."""
+    if name == "twincheck":
+        return "no tool calls" if not summary.get("tool_calls") else None
+    reason = summary.get("not_applicable")
+    return str(reason) if reason else None
+
+
+def unknown_reason(
+    summary: Mapping[str, Any], actor: bool | None, guarded: bool | None, continuation: str
+) -> str | None:
+    """Why the transition is unknown (None when it is known): the policy's own reason, else
+    which side lacks a label."""
+    if actor is not None and guarded is not None:
+        return None
+    if summary.get("unknown_reason"):
+        return str(summary["unknown_reason"])
+    if actor is None:
+        return "actor outcome unknown (no label)"
+    return f"guarded outcome unknown ({continuation} continuation)"
 
 
 class Auditor:
@@ -92,13 +127,15 @@ class Auditor:
         judge: Judge | str | None = None,
         environment: Environment | None = None,
         judge_options: Mapping[str, Any] | None = None,
+        responder: Responder | None = None,
+        labeler: Responder | None = None,
     ) -> None:
         settings = settings or {}
         unknown = set(settings) - set(POLICIES)
         if unknown:
             raise ValueError(f"settings for unknown policies: {sorted(unknown)}")
         j = make_judge(judge, **dict(judge_options or {}))
-        self.policies = [build_policy(n, settings.get(n), j) for n in policies]
+        self.policies = [build_policy(n, settings.get(n), j, responder, labeler) for n in policies]
         self.environment = environment
 
     def audit(self, trace: Trace | Sequence[JsonDict]) -> dict[str, PolicyResult]:
@@ -107,25 +144,28 @@ class Auditor:
         for p in self.policies:
             r = replay(t, [p], self.environment)
             summary = p.summary(t, r.decisions)
-            guarded = r.guarded_success
-            if (
-                p.name == "commit"
-                and summary.get("applied")
-                and summary.get("commit_index") is None
-            ):
-                guarded = None  # the rule needs a call the trace does not hold
             actor = r.actor_success
             if p.name in ("vrr", "commit") and summary.get("actor_correct") is not None:
                 actor = summary["actor_correct"]
+            na = not_applicable_reason(p.name, summary)
+            if na is not None or r.accepted is None:
+                guarded, continuation, trajectory = actor, "exact", None
+            else:
+                guarded, continuation, trajectory = r.guarded_success, r.continuation, r.trajectory
+            unknown = None if na else unknown_reason(summary, actor, guarded, continuation)
+            record = dict(summary)
+            record["not_applicable"], record["unknown_reason"] = na, unknown
             out[p.name] = PolicyResult(
                 policy=p.name,
-                applied=_applied(p.name, summary, len(r.decisions)),
-                record=summary,
+                applied=na is None and _applied(p.name, summary),
+                record=record,
                 actor_success=actor,
-                guarded_success=guarded if r.accepted is not None else actor,
-                transition=transition(actor, guarded if r.accepted is not None else actor),
-                continuation=r.continuation,
-                guarded_trajectory=r.trajectory if r.accepted is not None else None,
+                guarded_success=guarded,
+                transition=transition(actor, guarded, na),
+                continuation=continuation,
+                guarded_trajectory=trajectory,
+                not_applicable=na,
+                unknown_reason=unknown,
             )
         return out
 
@@ -137,6 +177,8 @@ def audit_trace(
     judge: Judge | str | None = None,
     environment: Environment | None = None,
     judge_options: Mapping[str, Any] | None = None,
+    responder: Responder | None = None,
+    labeler: Responder | None = None,
 ) -> dict[str, PolicyResult]:
     """Audit one trace under the named policies.
 
@@ -145,5 +187,10 @@ def audit_trace(
     ``judge``: a `Judge` or a backend name ("heuristic" default, "recorded", "human",
     "openai" with ``judge_options`` such as base_url/model/api_key/timeout or verdicts).
     ``environment``: an `Environment` for spliced continuations, else None.
+    ``responder`` / ``labeler``: the commit rule's live re-check / "pick one" calls and its
+    answer-agreement model (chat messages → reply text); without them those outcomes are
+    unknown.
     """
-    return Auditor(policies, settings, judge, environment, judge_options).audit(events)
+    return Auditor(policies, settings, judge, environment, judge_options, responder, labeler).audit(
+        events
+    )

@@ -2,8 +2,10 @@
 
 Rates are computed over classified feedback events: the false-reversal rate over events with
 *mistaken* feedback on *passing* work, the successful-correction rate over events with *valid*
-feedback on *failing* work (the paper's two protocols). Events with unknown labels or
-unknown feedback validity are not counted.
+feedback on *failing* work (the paper's two protocols). Events with an unknown label before
+or unknown feedback validity are not counted; events of a protocol whose state after is
+unknown (e.g. the guard's revision that is not in the trace) are counted in ``unknown_after``,
+never as held or fixed.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class FeedbackRates:
     mistaken_on_passing: int
     corrections: int
     valid_on_failing: int
+    unknown_after: int = 0
 
     @property
     def false_reversal_rate(self) -> float:
@@ -55,10 +58,13 @@ def feedback_rates(events: Iterable[Mapping[str, Any]], which: str = "actor") ->
     """Rates from checklist feedback events; ``which`` = "actor", "guarded" or "keep"
     selects the post-feedback state (the recorded one, the rule's, or always-keep)."""
     after_key = {"actor": "after", "guarded": "guarded_after", "keep": "before"}[which]
-    fr = mp = sc = vf = 0
+    fr = mp = sc = vf = unknown = 0
     for e in events:
         before, after, valid = e.get("before"), e.get(after_key), e.get("valid")
-        if before is None or after is None or valid is None:
+        if before is None or valid is None:
+            continue
+        if after is None:
+            unknown += int(bool(before) != bool(valid))  # mistaken-on-passing or valid-on-failing
             continue
         if before and valid is False:
             mp += 1
@@ -66,7 +72,7 @@ def feedback_rates(events: Iterable[Mapping[str, Any]], which: str = "actor") ->
         elif not before and valid is True:
             vf += 1
             sc += 1 if after else 0
-    return FeedbackRates(fr, mp, sc, vf)
+    return FeedbackRates(fr, mp, sc, vf, unknown)
 
 
 def expected_error_cost(

@@ -1,21 +1,29 @@
 """Run-level reports: aggregate one policy's per-trace results (SPEC §5.1 "Report, per run",
 §5.2 metrics, §5.3 report, §5.4 report, §5.5).
 
-Takes `PolicyResult`s or their stored ``to_dict()`` form, so the app can aggregate straight
-from its JSONField. Output is strict-JSON plain data.
+Takes `PolicyResult`s or their stored ``to_dict()`` form (or the app's rows: ``applied``,
+``actor_success``, ``guarded_success``, ``transition``, ``continuation``, ``record`` and
+optionally ``trace_id``), so the app can aggregate straight from its JSONField. Output is
+strict-JSON plain data.
+
+Honest by construction (issue 13 §4): traces where the policy is *not applicable* are counted
+by reason and left out of Δ (never "same"); every Δ carries ``n_unknown``, the bounds and an
+interval that is never degenerate while unknowns exist (`policies.delta`); success counts are
+known successes of known n; unknown outcomes are listed for the annotation queue.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .audit import PolicyResult
-from .checklist_metrics import dominates, feedback_rates
+from .delta import Pair, delta_report, success_counts
 from .jsonsafe import json_safe
-from .stats import average_precision, holm, mcnemar_exact, paired_bootstrap_ci, roc_auc
-from .transitions import transition_counts
+from .paper_tables import PAPER_TABLES
+from .stats import holm, mcnemar_exact
+from .transitions import TRANSITIONS
 
 ResultLike = PolicyResult | Mapping[str, Any]
 
@@ -24,32 +32,74 @@ def _plain(r: ResultLike) -> Mapping[str, Any]:
     return r.to_dict() if isinstance(r, PolicyResult) else r
 
 
-def _effect(
+def na_reason(row: Mapping[str, Any]) -> str | None:
+    """The not-applicable reason of a result row (its field, else its record's)."""
+    if row.get("transition") != "not_applicable" and not row.get("not_applicable"):
+        return None
+    rec = row.get("record") or {}
+    return str(row.get("not_applicable") or rec.get("not_applicable") or "not applicable")
+
+
+def effect(
     rows: Sequence[Mapping[str, Any]],
     cats: Sequence[str],
+    *,
     n_boot: int,
     seed: int,
     level: float,
 ) -> dict[str, Any]:
+    """Transitions, success counts, Δ (`policies.delta`) and McNemar over ``rows``; rows where
+    the policy is not applicable are counted and left out of everything else."""
+    counts = Counter(str(r.get("transition")) for r in rows)
+    transitions = {t: counts.get(t, 0) for t in TRANSITIONS}
+    keep = [i for i, r in enumerate(rows) if na_reason(r) is None]
+    app = [rows[i] for i in keep]
     pairs = [
-        (float(r["actor_success"]), float(r["guarded_success"]), c)
-        for r, c in zip(rows, cats, strict=True)
-        if r.get("actor_success") is not None and r.get("guarded_success") is not None
+        Pair(r.get("actor_success"), r.get("guarded_success"), r.get("continuation") == "exact")
+        for r in app
     ]
-    counts = transition_counts((r.get("actor_success"), r.get("guarded_success")) for r in rows)
-    out: dict[str, Any] = {"n": len(rows), "n_paired": len(pairs), "transitions": counts}
-    if pairs:
-        a, g, c = zip(*pairs, strict=True)
-        ci = paired_bootstrap_ci(a, g, c, n_boot=n_boot, level=level, seed=seed)
-        out.update(
-            actor_success=sum(a) / len(a),
-            guarded_success=sum(g) / len(g),
-            delta=ci.estimate,
-            ci=[ci.low, ci.high],
+    d = delta_report(pairs, [cats[i] for i in keep], n_boot=n_boot, level=level, seed=seed)
+    actor = success_counts([r.get("actor_success") for r in app])
+    guarded = success_counts([r.get("guarded_success") for r in app])
+    return {
+        "n": len(rows),
+        "n_applicable": len(app),
+        "n_not_applicable": len(rows) - len(app),
+        "n_known": d["n_known"],
+        "n_unknown": d["n_unknown"],
+        "n_paired": d["n_known"],
+        "transitions": transitions,
+        "actor_counts": actor,
+        "guarded_counts": guarded,
+        "actor_success": actor["rate"],
+        "guarded_success": guarded["rate"],
+        "delta": d["delta_known"],
+        "delta_known": d["delta_known"],
+        "ci_known": d["ci_known"],
+        "ci_known_degenerate": d["ci_known_degenerate"],
+        "bounds": d["bounds"],
+        "ci": d["ci"],
+        "ci_kind": d["ci_kind"],
+        "level": level,
+        "excludes_zero": d["excludes_zero"],
+        "mcnemar_p": mcnemar_exact(transitions["rescue"], transitions["harm"]),
+    }
+
+
+def annotation_queue(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Results whose outcome is unknown, with why: the items the annotation queue needs."""
+    out = []
+    for i, r in enumerate(rows):
+        if r.get("transition") != "unknown":
+            continue
+        rec = r.get("record") or {}
+        out.append(
+            {
+                "trace": r.get("trace_id", i),
+                "reason": r.get("unknown_reason") or rec.get("unknown_reason") or "unknown",
+                "needs": "actor outcome" if r.get("actor_success") is None else "guarded outcome",
+            }
         )
-    else:
-        out.update(actor_success=None, guarded_success=None, delta=None, ci=None)
-    out["mcnemar_p"] = mcnemar_exact(counts["rescue"], counts["harm"])
     return out
 
 
@@ -62,10 +112,9 @@ def summarise_run(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Aggregate one policy's results over a run's traces: trigger rate, accepted
-    replacements, actor vs guarded success with Δ and a category-stratified paired-bootstrap
-    CI (pairs with an unknown outcome are left out and counted as ``unknown``), rescue/harm
-    with the exact McNemar test, a per-category table with Holm-adjusted McNemar p-values,
-    and the policy's own metrics."""
+    replacements, not-applicable counts by reason, the overall and per-category `effect` (with
+    Holm-adjusted McNemar p-values per category), the annotation queue and the policy's paper
+    table (under the policy's name)."""
     rows = [_plain(r) for r in results]
     cats = list(categories) if categories is not None else [""] * len(rows)
     if len(cats) != len(rows):
@@ -75,125 +124,34 @@ def summarise_run(
         raise ValueError(f"summarise one policy at a time, got {sorted(map(str, policies))}")
     policy = next(iter(policies), None)
     n = len(rows)
+    applied = sum(1 for r in rows if r.get("applied"))
+    na = Counter(reason for r in rows if (reason := na_reason(r)) is not None)
+    continuations = Counter(str(r.get("continuation")) for r in rows)
+    kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
     summary: dict[str, Any] = {
         "policy": policy,
         "n_traces": n,
-        "applied": sum(1 for r in rows if r.get("applied")),
-        "trigger_rate": sum(1 for r in rows if r.get("applied")) / n if n else None,
+        "applied": applied,
+        "trigger_rate": applied / n if n else None,
+        "not_applicable": dict(sorted(na.items())),
         "accepted": sum(1 for r in rows if r.get("continuation") not in (None, "exact")),
-        "continuations": dict(
-            sorted(
-                {
-                    k: sum(1 for r in rows if r.get("continuation") == k)
-                    for k in {str(r.get("continuation")) for r in rows}
-                }.items()
-            )
-        ),
-        "settings": rows[0]["record"].get("settings") if rows else None,
-        "overall": _effect(rows, cats, n_boot, seed, level),
+        "continuations": dict(sorted(continuations.items())),
+        "settings": (rows[0].get("record") or {}).get("settings") if rows else None,
+        "overall": effect(rows, cats, **kw),
     }
     by_cat: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(cats):
         by_cat[c].append(i)
     table = {
-        c: _effect([rows[i] for i in idx], [c] * len(idx), n_boot, seed, level)
-        for c, idx in sorted(by_cat.items())
+        c: effect([rows[i] for i in idx], [c] * len(idx), **kw) for c, idx in sorted(by_cat.items())
     }
     adjusted = holm([t["mcnemar_p"] for t in table.values()])
     for t, p in zip(table.values(), adjusted, strict=True):
         t["mcnemar_p_holm"] = p
     summary["per_category"] = table
-    extra = {
-        "twincheck": _twincheck,
-        "checklist": _checklist,
-        "vrr": _vrr,
-        "commit": _commit,
-    }.get(str(policy))
-    if extra is not None:
-        summary[str(policy)] = extra(rows)
+    summary["annotation_queue"] = annotation_queue(rows)
+    paper = PAPER_TABLES.get(str(policy))
+    if paper is not None:
+        summary[str(policy)] = paper(rows)
     out: dict[str, Any] = json_safe(summary)
     return out
-
-
-def _twincheck(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """How well the gate ranks actor failures (TwinCheck Fig. 2): ROC-AUC and AP of the gate
-    score against actor failure, over traces with a known actor outcome."""
-    known = [r for r in rows if r.get("actor_success") is not None]
-    scores = [float(r["record"].get("gate_score", 0.0)) for r in known]
-    failures = [not r["actor_success"] for r in known]
-    return {
-        "tool_calls": sum(r["record"].get("tool_calls", 0) for r in rows),
-        "triggers": sum(r["record"].get("triggers", 0) for r in rows),
-        "accepted": sum(r["record"].get("accepted", 0) for r in rows),
-        "failure_prevalence": sum(failures) / len(failures) if failures else None,
-        "roc_auc": roc_auc(scores, failures),
-        "average_precision": average_precision(scores, failures),
-    }
-
-
-def _checklist(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    events = [e for r in rows for e in r["record"].get("feedback_events", [])]
-    actor, guarded, keep = (feedback_rates(events, w) for w in ("actor", "guarded", "keep"))
-    classes: dict[str, dict[str, int]] = {"actor": {}, "guarded": {}}
-    for e in events:
-        for who, key in (("actor", "actor_class"), ("guarded", "guarded_class")):
-            classes[who][e[key]] = classes[who].get(e[key], 0) + 1
-    flags: dict[str, int] = {}
-    for r in rows:
-        for f in r["record"].get("flags", []):
-            flags[f["flag"]] = flags.get(f["flag"], 0) + 1
-    return {
-        "feedback_events": len(events),
-        "actor": actor.to_dict(),
-        "guarded": guarded.to_dict(),
-        "always_keep": keep.to_dict(),
-        "guarded_dominates_actor": dominates(guarded, actor),
-        "classes": classes,
-        "flags": flags,
-    }
-
-
-def _vrr(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Final true validity of fixed-k repair, VRR-Stop/Guard and the actor over loops whose
-    rounds are all labelled; rounds saved."""
-    recs = [r["record"] for r in rows if r["record"].get("n_rounds")]
-    full = [
-        rec
-        for rec in recs
-        if rec["true_validity"] and all(v is not None for v in rec["true_validity"])
-    ]
-    k_max = min((len(rec["true_validity"]) for rec in full), default=0)
-    fixed = {
-        str(k): sum(bool(rec["true_validity"][k]) for rec in full) / len(full) for k in range(k_max)
-    }
-    shipped = [bool(rec["true_validity"][rec["shipped_round"]]) for rec in full]
-    return {
-        "loops": len(recs),
-        "fully_labelled": len(full),
-        "modes": {m: sum(1 for rec in recs if rec["mode"] == m) for m in ("stop", "guard")},
-        "fixed_k_validity": fixed,
-        "policy_validity": sum(shipped) / len(shipped) if shipped else None,
-        "mean_rounds_saved": (sum(rec["rounds_saved"] for rec in recs) / len(recs))
-        if recs
-        else None,
-    }
-
-
-def _commit(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    recs = [r["record"] for r in rows if r["record"].get("applied")]
-    m = len(recs)
-
-    def rate(key: str) -> float | None:
-        vals = [rec[key] for rec in recs if rec.get(key) is not None]
-        return sum(bool(v) for v in vals) / len(vals) if vals else None
-
-    return {
-        "applied": m,
-        "mean_actor_calls": sum(rec["actor_calls"] for rec in recs) / m if m else None,
-        "mean_commit_calls": sum(rec["commit_calls"] for rec in recs) / m if m else None,
-        "mean_flips": sum(rec["flips"] for rec in recs) / m if m else None,
-        "period_two_rate": rate("period_two_oscillation"),
-        "parity_dependent_rate": rate("parity_dependent"),
-        "actor_correct_rate": rate("actor_correct"),
-        "commit_correct_rate": rate("commit_correct"),
-    }

@@ -26,7 +26,7 @@ class Interval:
         return asdict(self)
 
 
-def _quantile(sorted_values: Sequence[float], q: float) -> float:
+def quantile(sorted_values: Sequence[float], q: float) -> float:
     """Linear-interpolation quantile (numpy's default ``linear`` method)."""
     n = len(sorted_values)
     if n == 0:
@@ -36,6 +36,42 @@ def _quantile(sorted_values: Sequence[float], q: float) -> float:
     hi = min(lo + 1, n - 1)
     frac = pos - lo
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+
+
+def stratified_bootstrap_means(
+    columns: Sequence[Sequence[float]],
+    categories: Sequence[Hashable] | None,
+    *,
+    n_boot: int,
+    seed: int,
+) -> list[list[float]]:
+    """Bootstrap distribution of the mean of each column, resampling rows with replacement
+    **within each category** (the same resampled rows for every column, so paired columns stay
+    paired). Returns, per column, its ``n_boot`` resampled means, sorted."""
+    n = len(columns[0]) if columns else 0
+    if any(len(c) != n for c in columns):
+        raise ValueError("columns must have one entry per task")
+    cats = list(categories) if categories is not None else [None] * n
+    if len(cats) != n:
+        raise ValueError("categories must have one entry per task")
+    strata: dict[Hashable, list[tuple[float, ...]]] = defaultdict(list)
+    for i, c in enumerate(cats):
+        strata[c].append(tuple(float(col[i]) for col in columns))
+    # Resampling m rows with replacement from a stratum is a multinomial draw over its distinct
+    # rows (with their counts as weights): the same distribution, drawn in O(n_boot x k)
+    # instead of O(n_boot x m) — outcomes are 0/1, so a row takes a handful of values.
+    import numpy as np  # here, not at module level: keeps numpy out of the per-trace imports
+
+    rng = np.random.default_rng(seed)
+    totals = np.zeros((n_boot, len(columns)))
+    for key in sorted(strata, key=repr):
+        rows, counts = np.unique(
+            np.asarray(strata[key], dtype=np.float64), axis=0, return_counts=True
+        )
+        draws = rng.multinomial(len(strata[key]), counts / counts.sum(), size=n_boot)
+        totals += draws @ rows
+    means = totals / max(n, 1)
+    return [sorted(means[:, j].tolist()) for j in range(len(columns))]
 
 
 def paired_bootstrap_ci(
@@ -56,31 +92,12 @@ def paired_bootstrap_ci(
     if n == 0:
         return Interval(math.nan, math.nan, math.nan, level, n_boot, seed)
     diffs = [float(g) - float(a) for a, g in zip(actor, guarded, strict=True)]
-    cats = list(categories) if categories is not None else [None] * n
-    if len(cats) != n:
-        raise ValueError("categories must have one entry per task")
-    strata: dict[Hashable, list[float]] = defaultdict(list)
-    for c, d in zip(cats, diffs, strict=True):
-        strata[c].append(d)
-    groups = [strata[k] for k in sorted(strata, key=repr)]
-    # Resampling m tasks with replacement from a group is a multinomial draw over its distinct
-    # values (with their counts as weights): the same distribution, drawn in O(n_boot x k)
-    # instead of O(n_boot x m) — outcomes are 0/1, so differences take at most 3 values.
-    import numpy as np  # here, not at module level: keeps numpy out of the per-trace imports
-
-    rng = np.random.default_rng(seed)
-    totals = np.zeros(n_boot)
-    for g in groups:
-        values, counts = np.unique(np.asarray(g, dtype=np.float64), return_counts=True)
-        draws = rng.multinomial(len(g), counts / counts.sum(), size=n_boot)
-        totals += draws @ values
-    stats = sorted((totals / n).tolist())
-    stats.sort()
+    [stats] = stratified_bootstrap_means([diffs], categories, n_boot=n_boot, seed=seed)
     tail = (1.0 - level) / 2.0
     return Interval(
         estimate=sum(diffs) / n,
-        low=_quantile(stats, tail),
-        high=_quantile(stats, 1.0 - tail),
+        low=quantile(stats, tail),
+        high=quantile(stats, 1.0 - tail),
         level=level,
         n_boot=n_boot,
         seed=seed,

@@ -7,8 +7,9 @@ import pytest
 
 from policies import POLICIES, Auditor, ToyEnvironment, audit_trace, replay
 from policies.checklist import ChecklistPolicy, ChecklistSettings
-from policies.commit import CommitPolicy
+from policies.commit import CommitPolicy, CommitSettings
 from policies.trace import Trace
+from policies.transitions import TRANSITIONS
 from policies.twincheck import TwinCheckPolicy
 from policies.vrr import VrrParams
 from policies.vrr_sim import loop_events, simulate_loops
@@ -55,9 +56,12 @@ def test_first_accepted_replacement_ends_exact_replay() -> None:
 
 
 def test_multiple_policies_merge_in_event_order() -> None:
-    events = pushback_trace([1, 0, 0])
+    events = pushback_trace([1, 0, 0], confidence=0.9)
     t = Trace.from_events(events)
-    pols = [CommitPolicy(), ChecklistPolicy(ChecklistSettings(implicit_confidence=0.9))]
+    pols = [
+        CommitPolicy(CommitSettings(recorded_recheck="any_challenge")),
+        ChecklistPolicy(ChecklistSettings()),
+    ]
     r = replay(t, pols)
     assert [d.index for d in r.decisions] == sorted(d.index for d in r.decisions)
     assert r.accepted is not None and r.accepted.policy == "checklist"
@@ -78,7 +82,9 @@ def test_audit_trace_result_shape_and_json() -> None:
         for name, res in out.items():
             d = res.to_dict()
             assert d["policy"] == name
-            assert d["transition"] in ("rescue", "harm", "same", "unknown")
+            assert d["transition"] in TRANSITIONS
+            assert (d["transition"] == "not_applicable") == bool(d["not_applicable"])
+            assert d["record"]["not_applicable"] == d["not_applicable"]
             assert d["continuation"] in ("exact", "spliced", "recorded", "truncated")
             assert "settings" in json.dumps(d["record"])
             assert json.loads(json.dumps(d, allow_nan=False)) == d  # strict JSON for jsonb
@@ -95,7 +101,11 @@ def test_audit_trace_vrr_with_calibrated_settings() -> None:
     assert any(r.continuation == "recorded" for r in results)
     for r, lp in zip(results, loop, strict=True):
         assert r.actor_success == lp.rounds[-1].valid
-        assert r.guarded_success == lp.rounds[r.record["shipped_round"]].valid
+        shipped = r.record["shipped_round"]
+        if shipped is None:  # the gain stayed positive: Stop would repair past the data
+            assert r.guarded_success is None and r.continuation == "truncated"
+        else:
+            assert r.guarded_success == lp.rounds[shipped].valid
     assert sum(r.transition == "rescue" for r in results) > sum(
         r.transition == "harm" for r in results
     )
@@ -135,6 +145,7 @@ def test_nan_values_survive_as_floats() -> None:
         },
     )
     assert out["vrr"].record["mode"] == "none"  # answers without a verifier are no VRR loop
+    assert out["vrr"].transition == "not_applicable"
     loop = loop_events(simulate_loops(VrrParams(0.1, 0.1, 0.3, 0.1, 0.5), 1, seed=1)[0], "n")
     out = audit_trace(
         loop,
@@ -145,7 +156,9 @@ def test_nan_values_survive_as_floats() -> None:
             }
         },
     )
-    assert out["vrr"].record["mode"] == "guard" and "NaN" in out["vrr"].record["reason"]
+    # alpha missing: VRR-Stop cannot be computed and J is fine: not applicable, no Guard
+    assert out["vrr"].record["mode"] == "none" and out["vrr"].transition == "not_applicable"
+    assert out["vrr"].not_applicable == "parameters not identified: alpha"
     assert math.isnan(out["vrr"].record["settings"]["params"]["alpha"])
     stored = out["vrr"].to_dict()
     assert stored["record"]["settings"]["params"]["alpha"] is None

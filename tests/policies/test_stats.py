@@ -17,7 +17,7 @@ from policies.stats import (
     reliability_bins,
     roc_auc,
 )
-from policies.transitions import transition, transition_counts
+from policies.transitions import MAX_TRANSITION_LENGTH, transition, transition_counts
 
 
 @pytest.mark.parametrize("b,c", [(0, 0), (21, 0), (5, 3), (10, 10), (1, 12), (37, 2), (0, 7)])
@@ -152,4 +152,12 @@ def test_transition_counts_has_every_key() -> None:
         "harm": 0,
         "same": 0,
         "unknown": 1,
+        "not_applicable": 0,
     }
+
+
+def test_not_applicable_is_never_same_and_says_why() -> None:
+    assert transition(True, True, "no feedback messages") == "not_applicable"
+    assert transition(None, None, "no tool calls") == "not_applicable"
+    assert transition(True, True, None) == "same"
+    assert MAX_TRANSITION_LENGTH == len("not_applicable") == 14
