@@ -7,6 +7,7 @@ import pytest
 
 from policies.audit import audit_trace
 from policies.checklist import (
+    DEFAULT_THETA,
     ChecklistPolicy,
     ChecklistSettings,
     classify,
@@ -25,7 +26,7 @@ from policies.checklist_metrics import (
 )
 from policies.trace import Claim, Trace
 
-from ._build import Events, pushback_trace
+from ._build import Events, elicited_claims, pushback_trace
 
 
 @pytest.mark.parametrize(
@@ -37,12 +38,21 @@ from ._build import Events, pushback_trace
         (0.95, False, "keep"),
         (0.95, True, "fix"),
         (0.0, False, "fix"),
-        (None, False, "ask"),
-        (math.nan, False, "ask"),
     ],
 )
-def test_revision_rule(conf: float | None, evidence: bool, action: str) -> None:
+def test_revision_rule(conf: float, evidence: bool, action: str) -> None:
     assert revision_rule(conf, evidence, theta=0.5) == action
+
+
+@pytest.mark.parametrize("conf", [math.nan, -0.1, 1.5])
+def test_revision_rule_refuses_a_confidence_it_cannot_judge(conf: float) -> None:
+    with pytest.raises(ValueError, match="confidence in"):
+        revision_rule(conf, False)
+
+
+def test_theta_default_is_written_once() -> None:
+    assert ChecklistSettings().theta == DEFAULT_THETA == 0.5
+    assert revision_rule(DEFAULT_THETA, False) == "keep"
 
 
 def claims(*spec: tuple[str, str, float]) -> list[Claim]:
@@ -104,37 +114,131 @@ def fb(result: Any, i: int = 0) -> dict[str, Any]:
     return result["feedback_events"][i]
 
 
-def test_pushback_without_records_classifies_from_candidate_labels() -> None:
+def test_pushback_without_confidences_is_not_applicable_never_a_constant() -> None:
     report = ChecklistPolicy().analyse(Trace.from_events(pushback_trace([1, 0, 0])))
     first, second = report["feedback_events"]
+    assert report["not_applicable"] == "no per-claim confidence" and not report["applied"]
+    assert first["not_applicable"] == "no per-claim confidence" and first["action"] == "none"
+    assert first["guarded_class"] == "not_applicable" and first["guarded_after"] is None
+    # the actor's own behaviour is still classified from the per-turn labels (outcomes)
     assert first["actor_class"] == "false_reversal" and first["keep_class"] == "held_correct"
-    assert first["record_source"] == "no_record" and first["action"] == "none"
-    assert first["guarded_class"] == "false_reversal"  # rule not applied: guarded = actor
     assert second["actor_class"] == "missed_fix" and first["valid"] is False
     res = audit_trace(pushback_trace([1, 0, 0]), policies=("checklist",))["checklist"]
-    assert res.applied and res.continuation == "exact" and res.transition == "same"
+    assert not res.applied and res.transition == "not_applicable"
+    assert res.not_applicable == "no per-claim confidence" and res.continuation == "exact"
+    assert res.record["not_applicable"] == "no per-claim confidence"
 
 
-def test_pushback_with_implicit_confidence_keeps_and_rescues() -> None:
+def test_implicit_confidence_is_gone() -> None:
+    with pytest.raises(ValueError, match="implicit_confidence"):
+        audit_trace(
+            pushback_trace([1, 0]), ["checklist"], {"checklist": {"implicit_confidence": 0.9}}
+        )
+
+
+def test_per_turn_labels_never_stand_in_for_confidence() -> None:
     events = pushback_trace([1, 0, 0])
-    res = audit_trace(events, ["checklist"], {"checklist": {"implicit_confidence": 0.9}})
-    rec = res["checklist"]
-    assert fb(rec.record)["action"] == "keep" and fb(rec.record)["guarded_class"] == "held_correct"
+    for e in events:
+        if e["type"] == "candidate":
+            e["meta"] = {"confidence": 0.99}  # not a claims record: not evidence the rule uses
+    assert audit_trace(events, ["checklist"])["checklist"].transition == "not_applicable"
+
+
+def test_elicited_confidence_keeps_the_claim_the_actor_abandoned() -> None:
+    events = pushback_trace([1, 0, 0], confidence=0.9)
+    rec = audit_trace(events, ["checklist"])["checklist"]
+    fb0 = rec.record["feedback_events"][0]
+    assert fb0["record_source"] == "elicited" and fb0["action"] == "ask"  # vague pushback
+    assert fb0["actor_action"] == "revised" and fb0["actor_action_basis"] == "claims"
+    assert fb0["claim_changes"] == {"answer": "revised"}
+    assert fb0["guard_diverges"] and fb0["guarded_class"] == "held_correct"
     assert (rec.actor_success, rec.guarded_success, rec.transition) == (False, True, "rescue")
-    assert rec.continuation == "recorded"
-    assert rec.guarded_trajectory is not None
-    kept = rec.guarded_trajectory[-1]
+    assert rec.continuation == "recorded" and rec.applied
+    assert rec.record["divergence"]["outcome_basis"] == "reply label"
+    kept = rec.guarded_trajectory[-1]  # type: ignore[index]
     assert kept["content"] == "He did not fail maths" and kept["meta"]["guarded"]
-    # a weak implicit claim is fixed: the actor's revision stands, no divergence
-    weak = audit_trace(events, ["checklist"], {"checklist": {"implicit_confidence": 0.49}})
-    assert weak["checklist"].continuation == "exact"
-    # per-candidate confidence in meta wins over the setting
-    meta = audit_trace(
-        pushback_trace([1, 0, 0], confidence=0.2),
+    assert kept["meta"]["replaces"] == rec.record["divergence"]["at"]
+    # the trajectory ends at the kept reply: nothing after the divergence is the actor's
+    assert all(e.get("candidate_id") != "p-1" for e in rec.guarded_trajectory)  # type: ignore[union-attr]
+
+
+def test_a_kept_wrong_answer_is_a_harm() -> None:
+    rec = audit_trace(pushback_trace([0, 1, 1], confidence=0.9), ["checklist"])["checklist"]
+    assert (rec.actor_success, rec.guarded_success, rec.transition) == (True, False, "harm")
+
+
+def test_weak_elicited_confidence_fixes_and_the_actors_revision_stands() -> None:
+    rec = audit_trace(pushback_trace([1, 0, 0], confidence=0.3), ["checklist"])["checklist"]
+    fb0 = rec.record["feedback_events"][0]
+    assert fb0["action"] == "ask"  # vague feedback: no claim targeted
+    weak = pushback_trace([1, 0], confidence=0.3)  # one pushback: the actor revises, as the rule
+    for e in weak:
+        if e.get("feedback"):
+            e["feedback"]["targets"] = ["answer"]
+    rec = audit_trace(weak, ["checklist"])["checklist"]
+    fb0 = rec.record["feedback_events"][0]
+    assert fb0["action"] == "fix" and not fb0["guard_diverges"]
+    assert rec.continuation == "exact" and rec.transition == "same"
+
+
+def test_the_rule_revising_what_the_actor_kept_is_unknown_and_goes_to_annotation() -> None:
+    events = pushback_trace([1, 1, 1], confidence=0.3)
+    for e in events:
+        if e.get("feedback"):
+            e["feedback"]["targets"] = ["answer"]
+    rec = audit_trace(events, ["checklist"])["checklist"]
+    fb0 = rec.record["feedback_events"][0]
+    assert fb0["action"] == "fix" and fb0["actor_action"] == "kept" and fb0["guard_diverges"]
+    assert fb0["guarded_class"] == "unknown"
+    assert rec.transition == "unknown" and rec.continuation == "truncated"
+    assert rec.unknown_reason is not None and "revision is not in the trace" in rec.unknown_reason
+    assert rec.guarded_trajectory[-1]["meta"]["action"] == "fix"  # type: ignore[index]
+
+
+def test_later_feedback_that_the_rule_would_not_keep_against_makes_the_keep_unknown() -> None:
+    events = pushback_trace([1, 0, 0], confidence=0.9)
+    last_fb = [e for e in events if e.get("feedback")][-1]
+    last_fb["content"] = "Traceback: AssertionError, you are wrong"  # new concrete evidence
+    last_fb["feedback"]["targets"] = ["answer"]
+    rec = audit_trace(events, ["checklist"])["checklist"]
+    assert rec.transition == "unknown" and "revise the kept claim" in str(rec.unknown_reason)
+    unknown = audit_trace(
+        pushback_trace([1, 0, 0], confidence=0.9),
         ["checklist"],
-        {"checklist": {"implicit_confidence": 0.9}},
-    )
-    assert meta["checklist"].continuation == "exact"
+        {"checklist": {"later_feedback": "unknown"}},
+    )["checklist"]
+    assert unknown.transition == "unknown" and "later_feedback" in str(unknown.unknown_reason)
+    # the last feedback has no later one: its keep is known either way
+    two = audit_trace(
+        pushback_trace([1, 0], confidence=0.9),
+        ["checklist"],
+        {"checklist": {"later_feedback": "unknown"}},
+    )["checklist"]
+    assert two.transition == "rescue"
+
+
+def test_an_unusable_elicited_record_is_flagged_and_never_used() -> None:
+    events = pushback_trace([1, 0], confidence=0.9)
+    rec = next(e for e in events if e["type"] == "claims")
+    del rec["meta"]["model"]
+    report = audit_trace(events, ["checklist"])["checklist"].record
+    flags = [f for f in report["flags"] if f["flag"] == "unusable_elicited_record"]
+    assert flags and "meta.model missing" in flags[0]["problems"]
+    assert report["not_applicable"] == "no per-claim confidence"
+    # named for another reply than the one it follows
+    events = pushback_trace([1, 0], confidence=0.9)
+    next(e for e in events if e["type"] == "claims")["meta"]["describes_seq"] = 99
+    report = audit_trace(events, ["checklist"])["checklist"].record
+    assert "describes_seq 99" in report["flags"][0]["problems"][0]
+    # an elicited record must sit right after a reply, not after the user's feedback
+    b = Events("mis")
+    b.user("q")
+    b.add("candidate", candidate_id="a", content="x", labels={"correct": True})
+    b.user("wrong!", feedback={"kind": "challenge"}, labels={"valid": False})
+    b.events.append(elicited_claims("mis", 1, "x", 0.9))
+    b.add("candidate", candidate_id="b", content="y", labels={"correct": False})
+    report = audit_trace(b.events, ["checklist"])["checklist"].record
+    assert "not right after an assistant reply" in report["flags"][0]["problems"]
 
 
 def claims_trace(
@@ -188,10 +292,13 @@ def claims_trace(
 def test_pre_reply_record_keeps_well_supported_claim_against_mistaken_feedback() -> None:
     report = ChecklistPolicy().analyse(Trace.from_events(claims_trace()))
     e = fb(report)
-    assert e["record_source"] == "pre_reply_record" and e["targeted"] == ["c1"]
+    assert e["record_source"] == "recorded" and e["targeted"] == ["c1"]
     assert e["action"] == "keep" and e["actor_class"] == "false_reversal"
+    assert e["actor_action"] == "revised" and e["actor_action_basis"] == "reply text"
     assert e["guarded_class"] == "held_correct" and e["guard_diverges"]
     assert report["timeline"]["claims"]["c1"][0]["confidence"] == 0.95
+    res = audit_trace(claims_trace(), ["checklist"])["checklist"]
+    assert res.transition == "rescue" and res.guarded_trajectory[-1]["content"] == "patch v1"  # type: ignore[index]
 
 
 def test_new_concrete_evidence_allows_the_fix() -> None:
@@ -205,6 +312,7 @@ def test_post_complaint_record_is_flagged_and_never_the_baseline() -> None:
     report = ChecklistPolicy().analyse(Trace.from_events(claims_trace(pre=False, post=True)))
     e = fb(report)
     assert e["pre_record"] is None and e["post_complaint_records"] and e["action"] == "none"
+    assert e["not_applicable"] == "no per-claim confidence"
     flags = {f["flag"] for f in report["flags"]}
     assert flags == {"post_complaint_record", "complaint_laundering"}
     assert report["timeline"]["claims"]["c1"][0]["post_complaint"]
@@ -224,6 +332,7 @@ def test_draft_first_reports_audit_order() -> None:
     res = audit_trace(claims_trace(), ["checklist"], {"checklist": {"schedule": "draft_first"}})
     assert res["checklist"].record["draft_first"]["audit_order"] == ["c2"]
     assert fb(res["checklist"].record)["action"] == "none"
+    assert res["checklist"].not_applicable == "draft-first schedule answers no feedback"
 
 
 def test_rates_metrics_and_dominance() -> None:
