@@ -21,7 +21,8 @@ from .report import summarise_run
 from .trace import Trace
 from .transitions import transition, transition_counts
 from .twincheck import TwinCheckPolicy, TwinCheckSettings, switch_gate
-from .vrr import VrrParams, VrrSettings, belief_update, marginal_gain, stop_rule, vrr_decide
+from .vrr import VrrParams, VrrSettings, belief_update, marginal_gain, stop_rule
+from .vrr_decision import vrr_decide
 from .vrr_policy import VrrPolicy
 
 __all__ = [

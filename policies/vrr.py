@@ -11,7 +11,7 @@ Round 0 is the initial candidate; round k+1's candidate is one repair of round k
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -54,18 +54,35 @@ class VrrParams:
 @dataclass(frozen=True, slots=True)
 class VrrSettings:
     """Settings of VRR (SPEC §5.3). ``params`` are the calibrated noise parameters of the
-    (model, verifier) group; without them the sign of the gain is not identifiable and the
-    policy runs VRR-Guard (§2.3: Guard is the estimation-free fallback). ``samples`` are
-    bootstrap draws of the parameters for the sign-identifiability check.
+    (model, verifier) group and ``samples`` their bootstrap draws (sign-identifiability check).
 
-    ``tau`` = 0 is the paper's cost threshold. ``j_min``, ``delta`` and ``sign_stability`` are
-    not given numerically in the paper; the values here are this project's choices."""
+    ``tau`` = 0 is the paper's cost threshold. The paper gives no numbers for the rest; these
+    are this project's choices, documented in docs/policies.md:
+
+    - ``j_min``: below it the verifier cannot discriminate and VRR falls back to Guard (§2.3).
+      Missing parameters never trigger the fallback: the loop is then *not applicable*
+      ("parameters not identified: …").
+    - ``delta_fraction``: Guard's margin δ scaled to the number of votes, δ(n) = max(1,
+      ⌈fraction·n⌉) (0.6 gives the usual δ = 3 at 5 votes and δ = 1 for a single test);
+      ``delta`` fixes δ instead (then capped at n).
+    - ``unanimous_replaces``: a round every vote accepts replaces an incumbent that some vote
+      rejected, even when the scaled margin cannot be met (with δ = 3 and 4 votes a fully
+      passing repair could otherwise never replace a 3/4 incumbent).
+    - ``sign_stability``: share of bootstrap draws that must give the point estimate's stop
+      round for VRR-Stop to be trusted (else Guard: the sign is not identifiable).
+    - ``beyond_recorded``: when VRR-Stop's gain stays above τ through every recorded round the
+      rule would repair further; ``"unknown"`` reports the guarded outcome unknown (needs a live
+      continuation), ``"ship_last"`` ships the last recorded round.
+    """
 
     tau: float = 0.0
     j_min: float = 0.1
-    delta: int = 3
+    delta_fraction: float = 0.6
+    delta: int | None = None
+    unanimous_replaces: bool = True
     sign_stability: float = 0.95
     mode: Literal["auto", "stop", "guard"] = "auto"
+    beyond_recorded: Literal["unknown", "ship_last"] = "unknown"
     params: VrrParams | None = None
     samples: tuple[VrrParams, ...] = field(default=())
 
@@ -73,9 +90,12 @@ class VrrSettings:
         return {
             "tau": self.tau,
             "j_min": self.j_min,
+            "delta_fraction": self.delta_fraction,
             "delta": self.delta,
+            "unanimous_replaces": self.unanimous_replaces,
             "sign_stability": self.sign_stability,
             "mode": self.mode,
+            "beyond_recorded": self.beyond_recorded,
             "params": self.params.to_dict() if self.params else None,
             "n_samples": len(self.samples),
         }
@@ -143,55 +163,93 @@ class StopResult:
     gains: tuple[float, ...]  # G_k
 
 
-def stop_rule(rounds: Sequence[Round], params: VrrParams, tau: float = 0.0) -> StopResult:
-    """VRR-Stop (§2.2): filter the belief through the rounds and stop at the first round with
-    Gₖ ≤ τ, committing that round's candidate. Rounds after the stop are still filtered (for
-    the report's belief/gain chart) as if repair had gone on."""
+def stop_test(gain: float, tau: float) -> bool:
+    """VRR-Stop's stopping condition (§2.2): stop at Gₖ ≤ τ."""
+    return gain <= tau
+
+
+def belief_filter(
+    rounds: Sequence[Round], params: VrrParams
+) -> Iterator[tuple[float, float, float]]:
+    """(bₖ⁻, bₖ, Gₖ) for each round: predict from the previous round (the prior b₀⁻ first),
+    update with round k's votes, and the marginal gain of one more repair (§2.2)."""
     b_minus = params.prior
-    beliefs: list[float] = []
+    for r in rounds:
+        b = belief_update(b_minus, r.accepts, r.votes, params.rho0, params.rho1)
+        yield b_minus, b, marginal_gain(b, params.alpha, params.beta)
+        b_minus = belief_predict(b, params.alpha, params.beta)
+
+
+def stop_rule(rounds: Sequence[Round], params: VrrParams, tau: float = 0.0) -> StopResult:
+    """VRR-Stop (§2.2): filter the belief through the rounds and stop at the first round that
+    passes `stop_test`, committing that round's candidate. Rounds after the stop are still
+    filtered (for the report's belief/gain chart) as if repair had gone on."""
     priors: list[float] = []
+    beliefs: list[float] = []
     gains: list[float] = []
     stop: int | None = None
-    for k, r in enumerate(rounds):
+    for k, (b_minus, b, g) in enumerate(belief_filter(rounds, params)):
         priors.append(b_minus)
-        b = belief_update(b_minus, r.accepts, r.votes, params.rho0, params.rho1)
-        g = marginal_gain(b, params.alpha, params.beta)
         beliefs.append(b)
         gains.append(g)
-        if stop is None and g <= tau:
+        if stop is None and stop_test(g, tau):
             stop = k
-        b_minus = belief_predict(b, params.alpha, params.beta)
     return StopResult(stop, tuple(beliefs), tuple(priors), tuple(gains))
 
 
 def first_stop(rounds: Sequence[Round], params: VrrParams, tau: float = 0.0) -> int | None:
     """`stop_rule`'s stop round only, without keeping the per-round series (hot path)."""
-    b_minus = params.prior
-    a, be, r0, r1 = params.alpha, params.beta, params.rho0, params.rho1
-    for k, r in enumerate(rounds):
-        b = belief_update(b_minus, r.accepts, r.votes, r0, r1)
-        if (1.0 - b) * a - b * be <= tau:
+    for k, (_, _, g) in enumerate(belief_filter(rounds, params)):
+        if stop_test(g, tau):
             return k
-        b_minus = (1.0 - be) * b + a * (1.0 - b)
     return None
 
 
-def guard_rule(rounds: Sequence[Round], delta: int) -> tuple[int, tuple[int, ...]]:
+def guard_margin(votes: int, incumbent_accepts: int, settings: VrrSettings) -> int:
+    """Guard's margin δ for a round of ``votes`` votes against an incumbent with
+    ``incumbent_accepts`` (see `VrrSettings`: scaled to the votes, capped at them, and at the
+    incumbent's headroom when ``unanimous_replaces``)."""
+    if settings.delta is not None:
+        base = settings.delta
+    else:
+        base = max(1, math.ceil(settings.delta_fraction * votes - 1e-9))
+    base = max(1, min(base, votes))
+    if settings.unanimous_replaces and incumbent_accepts < votes:
+        base = min(base, votes - incumbent_accepts)
+    return base
+
+
+def guard_rule(
+    rounds: Sequence[Round], settings: VrrSettings
+) -> tuple[int, tuple[int, ...], tuple[int | None, ...]]:
     """VRR-Guard (§2.3): keep an incumbent c (round 0); candidate pₖ replaces it only if
-    S(pₖ) ≥ S(c) + δ. Returns the final incumbent's index and the incumbent after each round.
-    Accept counts are compared as counts (the paper's S); rounds with no votes never replace.
-    δ is capped at the round's vote count, so a verifier with fewer votes than δ (LDB's single
-    visible test) can still promote a candidate that passes where the incumbent failed."""
+    S(pₖ) ≥ S(c) + δ, δ from `guard_margin`. Accept counts are compared as counts (the paper's
+    S); rounds with no votes never replace. Returns the final incumbent's index, the incumbent
+    after each round and the margin each round had to meet (None without votes)."""
     if not rounds:
-        return 0, ()
+        return 0, (), ()
     inc = 0
     history = [0]
+    margins: list[int | None] = [None]
     for k in range(1, len(rounds)):
         r = rounds[k]
-        if r.votes > 0 and r.accepts >= rounds[inc].accepts + min(delta, r.votes):
-            inc = k
+        if r.votes > 0:
+            margin = guard_margin(r.votes, rounds[inc].accepts, settings)
+            margins.append(margin)
+            if r.accepts >= rounds[inc].accepts + margin:
+                inc = k
+        else:
+            margins.append(None)
         history.append(inc)
-    return inc, tuple(history)
+    return inc, tuple(history), tuple(margins)
+
+
+def unidentified(params: VrrParams | None) -> list[str]:
+    """Names of the parameters that are not identified (NaN), all of them without params."""
+    names = ["rho0", "rho1", "alpha", "beta", "prior"]
+    if params is None:
+        return names
+    return [n for n in names if math.isnan(getattr(params, n))]
 
 
 def sign_identifiable(
@@ -205,106 +263,12 @@ def sign_identifiable(
     round in at least ``sign_stability`` of cases. Returns (ok, reason, agreement)."""
     if params.j < settings.j_min:
         return False, f"J = {params.j:.3f} < j_min = {settings.j_min}", None
-    if not samples:
-        return True, "no bootstrap samples: J check only", None
+    usable = [s for s in samples if not unidentified(s)]  # a draw may miss a parameter
+    if not usable:
+        return True, "no usable bootstrap draws: J check only", None
     point = first_stop(rounds, params, settings.tau)
-    agree = sum(1 for s in samples if first_stop(rounds, s, settings.tau) == point)
-    agreement = agree / len(samples)
+    agree = sum(1 for s in usable if first_stop(rounds, s, settings.tau) == point)
+    agreement = agree / len(usable)
     if agreement < settings.sign_stability:
         return False, f"gain sign unstable: {agreement:.2f} of bootstrap draws agree", agreement
     return True, "gain sign stable across bootstrap draws", agreement
-
-
-@dataclass(slots=True)
-class VrrDecision:
-    """Decision record for one loop (SPEC §5.3 report)."""
-
-    mode: str  # "stop" | "guard" | "none"
-    reason: str
-    n_rounds: int
-    actor_round: int | None  # index of the round the actor shipped (its last)
-    shipped_round: int | None  # index of the round the policy ships
-    stop_round: int | None
-    guard_round: int | None
-    beliefs: list[float]
-    priors: list[float]
-    gains: list[float]
-    guard_incumbents: list[int]
-    true_validity: list[bool | None]
-    sign_agreement: float | None
-    rounds_saved: int
-    settings: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f: getattr(self, f) for f in self.__slots__}
-
-
-def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
-    """Pick VRR-Stop or VRR-Guard for this loop and say which round it would ship."""
-    n = len(rounds)
-    truth = [r.valid for r in rounds]
-    if n == 0:
-        return VrrDecision(
-            "none",
-            "no verify-repair rounds",
-            0,
-            None,
-            None,
-            None,
-            None,
-            [],
-            [],
-            [],
-            [],
-            [],
-            None,
-            0,
-            settings.to_dict(),
-        )
-    actor_round = n - 1
-    guard_round, incumbents = guard_rule(rounds, settings.delta)
-    params = settings.params
-    result: StopResult | None = None
-    agreement: float | None = None
-    if settings.mode == "guard":
-        use_stop, reason = False, "guard forced by settings"
-    elif params is None:
-        use_stop, reason = False, "uncalibrated: no parameters, gain sign not identifiable"
-    elif any(
-        math.isnan(x) for x in (params.rho0, params.rho1, params.alpha, params.beta, params.prior)
-    ):
-        use_stop, reason = False, "parameters not identified (NaN), gain sign not identifiable"
-    else:
-        result = stop_rule(rounds, params, settings.tau)
-        if settings.mode == "stop":
-            use_stop, reason = True, "stop forced by settings"
-        else:
-            use_stop, reason, agreement = sign_identifiable(
-                rounds, params, settings.samples, settings
-            )
-    if use_stop and result is not None:
-        stop = result.stop_round
-        shipped = stop if stop is not None else actor_round
-        mode = "stop"
-        if stop is None:
-            reason += "; gain stayed > tau through the recorded rounds"
-    else:
-        shipped = guard_round
-        mode = "guard"
-    return VrrDecision(
-        mode=mode,
-        reason=reason,
-        n_rounds=n,
-        actor_round=actor_round,
-        shipped_round=shipped,
-        stop_round=result.stop_round if result else None,
-        guard_round=guard_round,
-        beliefs=list(result.beliefs) if result else [],
-        priors=list(result.priors) if result else [],
-        gains=list(result.gains) if result else [],
-        guard_incumbents=list(incumbents),
-        true_validity=truth,
-        sign_agreement=agreement,
-        rounds_saved=max(actor_round - shipped, 0),
-        settings=settings.to_dict(),
-    )

@@ -54,3 +54,17 @@ def loop_rounds(trace: Trace) -> list[Round]:
             )
         )
     return out
+
+
+def round_label_sources(trace: Trace, rounds: list[Round]) -> list[str | None]:
+    """Where each round's validity label comes from: the ``label_source`` that
+    `policies.labels.apply_labels` wrote (``human`` / ``executed``), ``recorded`` for a label
+    the trace itself carries, None for an unlabelled round."""
+    out: list[str | None] = []
+    for r in rounds:
+        if r.valid is None or r.event_index < 0:
+            out.append(None)
+            continue
+        src = trace.events[r.event_index].labels.get("label_source")
+        out.append(src if isinstance(src, str) else "recorded")
+    return out

@@ -9,15 +9,18 @@ from policies.vrr import (
     Round,
     VrrParams,
     VrrSettings,
+    belief_filter,
     belief_predict,
     belief_update,
     first_stop,
+    guard_margin,
     guard_rule,
     marginal_gain,
     sign_identifiable,
     stop_rule,
-    vrr_decide,
+    stop_test,
 )
+from policies.vrr_decision import choose_rule, vrr_decide
 
 P = VrrParams(rho0=0.2, rho1=0.1, alpha=0.3, beta=0.1, prior=0.5)
 
@@ -78,12 +81,44 @@ def test_stop_rule_tau_and_no_stop() -> None:
 
 def test_guard_replaces_only_with_margin() -> None:
     rounds = [Round(0, 2, 5), Round(1, 4, 5), Round(2, 5, 5), Round(3, 0, 0)]
-    assert guard_rule(rounds, 2) == (1, (0, 1, 1, 1))  # 5 < 4 + 2 keeps round 1
-    assert guard_rule(rounds, 3) == (2, (0, 0, 2, 2))
-    assert guard_rule([], 2) == (0, ())
+    fixed2 = VrrSettings(delta=2, unanimous_replaces=False)
+    assert guard_rule(rounds, fixed2)[:2] == (1, (0, 1, 1, 1))  # 5 < 4 + 2 keeps round 1
+    fixed3 = VrrSettings(delta=3, unanimous_replaces=False)
+    assert guard_rule(rounds, fixed3)[:2] == (2, (0, 0, 2, 2))
+    assert guard_rule(rounds, fixed3)[2] == (None, 3, 3, None)  # zero votes: no margin
+    assert guard_rule([], fixed3) == (0, (), ())
     # δ is capped at the vote count: one visible test can still promote a passing candidate
     one_vote = [Round(0, 0, 1), Round(1, 1, 1), Round(2, 1, 1)]
-    assert guard_rule(one_vote, 3) == (1, (0, 1, 1))
+    assert guard_rule(one_vote, fixed3)[:2] == (1, (0, 1, 1))
+
+
+@pytest.mark.parametrize("votes,delta", [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (8, 5), (10, 6)])
+def test_guard_margin_scales_with_the_number_of_votes(votes: int, delta: int) -> None:
+    plain = VrrSettings(unanimous_replaces=False)
+    assert guard_margin(votes, 0, plain) == delta  # δ(n) = max(1, ceil(0.6 n)), at most n
+
+
+def test_a_fully_passing_repair_can_replace_a_three_of_four_incumbent() -> None:
+    rounds = [Round(0, 3, 4), Round(1, 4, 4)]
+    # the defect (issue 13): with δ = 3 and 4 votes, 3/4 could never be replaced
+    assert guard_rule(rounds, VrrSettings(delta=3, unanimous_replaces=False))[0] == 0
+    assert guard_rule(rounds, VrrSettings(unanimous_replaces=False))[0] == 0
+    assert guard_rule(rounds, VrrSettings())[0] == 1  # default: unanimous replaces split
+    assert guard_margin(4, 3, VrrSettings()) == 1
+    # a split round never profits from the unanimity clause
+    assert guard_rule([Round(0, 3, 5), Round(1, 4, 5)], VrrSettings())[0] == 0
+    assert guard_rule([Round(0, 5, 5), Round(1, 5, 5)], VrrSettings())[0] == 0
+
+
+def test_stop_rule_and_first_stop_share_one_filter_and_one_stop_test() -> None:
+    rounds = [Round(0, 0, 5), Round(1, 1, 5), Round(2, 5, 5), Round(3, 5, 5), Round(4, 0, 5)]
+    series = list(belief_filter(rounds, P))
+    res = stop_rule(rounds, P)
+    assert [b for _, b, _ in series] == list(res.beliefs)
+    assert [g for _, _, g in series] == list(res.gains)
+    expected = next(k for k, (_, _, g) in enumerate(series) if stop_test(g, 0.0))
+    assert res.stop_round == first_stop(rounds, P) == expected
+    assert stop_test(0.0, 0.0) and not stop_test(1e-12, 0.0)
 
 
 def test_sign_identifiability() -> None:
@@ -102,14 +137,54 @@ def test_sign_identifiability() -> None:
 
 def test_vrr_decide_modes() -> None:
     rounds = [Round(0, 1, 5), Round(1, 5, 5), Round(2, 5, 5)]
-    uncal = vrr_decide(rounds, VrrSettings())
-    assert uncal.mode == "guard" and "uncalibrated" in uncal.reason
     cal = vrr_decide(rounds, VrrSettings(params=P))
     assert cal.mode == "stop" and cal.shipped_round == 1 and cal.rounds_saved == 1
+    assert (cal.stop_round, cal.guard_round) == (1, None)  # one headline, no second marker
+    assert cal.alternatives["guard"] == 1 and cal.alternatives["stop_status"] == "stopped"
     forced = vrr_decide(rounds, VrrSettings(params=VrrParams(0.5, 0.5, 0.3, 0.1, 0.5), mode="stop"))
     assert forced.mode == "stop"
-    nan = vrr_decide(rounds, VrrSettings(params=VrrParams(0.2, 0.1, math.nan, math.nan, 0.5)))
-    assert nan.mode == "guard" and "NaN" in nan.reason
+    guard = vrr_decide(rounds, VrrSettings(mode="guard"))
+    assert guard.mode == "guard" and guard.applied and guard.shipped_round == guard.guard_round
     empty = vrr_decide([], VrrSettings(params=P))
-    assert empty.mode == "none" and empty.shipped_round is None
+    assert empty.mode == "none" and empty.not_applicable == "no verify-repair rounds"
     assert cal.to_dict()["settings"]["params"]["alpha"] == 0.3
+
+
+def test_missing_parameters_make_the_loop_not_applicable_never_a_guard_fallback() -> None:
+    rounds = [Round(0, 1, 5), Round(1, 5, 5), Round(2, 5, 5)]
+    uncal = vrr_decide(rounds, VrrSettings())
+    assert uncal.mode == "none" and uncal.not_applicable is not None
+    assert "parameters not identified" in uncal.not_applicable and not uncal.applied
+    assert uncal.shipped_round == uncal.actor_round and uncal.rounds_saved == 0
+    ab = vrr_decide(rounds, VrrSettings(params=VrrParams(0.2, 0.1, math.nan, math.nan, 0.5)))
+    assert ab.not_applicable == "parameters not identified: alpha, beta"
+    assert ab.alternatives["stop_status"] == "not_identified"
+    rho = choose_rule(rounds, VrrParams(math.nan, 0.1, 0.3, 0.1, 0.5), VrrSettings())
+    assert rho[0] is None and "rho0" in rho[1]
+
+
+def test_guard_fallback_only_for_small_j_or_an_unstable_sign() -> None:
+    rounds = [Round(0, 1, 5), Round(1, 5, 5), Round(2, 5, 5)]
+    # J small: Guard even though alpha and beta are missing (Guard needs no estimates)
+    low_j = VrrParams(0.5, 0.45, math.nan, math.nan, 0.5)
+    d = vrr_decide(rounds, VrrSettings(params=low_j))
+    assert d.mode == "guard" and "J = 0.050" in d.reason and d.applied
+    # identified but unstable across the bootstrap draws: Guard, with the agreement recorded
+    flip = VrrParams(0.2, 0.1, 0.3, 0.1, 0.5)
+    never = VrrParams(0.2, 0.1, 0.9, 0.0, 0.5)
+    unstable = vrr_decide(rounds, VrrSettings(params=flip, samples=(never, never, flip)))
+    assert unstable.mode == "guard" and "unstable" in unstable.reason
+    assert unstable.sign_agreement == pytest.approx(1 / 3)
+    # a draw missing a parameter is left out of the agreement, not counted against it
+    nan_draw = VrrParams(0.2, 0.1, math.nan, 0.1, 0.5)
+    stable = vrr_decide(rounds, VrrSettings(params=flip, samples=(flip, nan_draw)))
+    assert stable.mode == "stop" and stable.sign_agreement == 1.0
+
+
+def test_stop_past_the_recorded_rounds_is_unknown_or_ships_the_last_round() -> None:
+    rounds = [Round(0, 0, 5), Round(1, 0, 5)]  # the gain stays positive: repair would go on
+    d = vrr_decide(rounds, VrrSettings(params=P))
+    assert d.mode == "stop" and d.stop_round is None and d.shipped_round is None
+    assert d.unknown_reason is not None and "past the recorded rounds" in d.unknown_reason
+    last = vrr_decide(rounds, VrrSettings(params=P, beyond_recorded="ship_last"))
+    assert last.shipped_round == 1 and last.unknown_reason is None
