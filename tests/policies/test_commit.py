@@ -55,13 +55,12 @@ def test_numeric_agreement_uses_tolerance() -> None:
 
 
 def test_commit_rule_cases() -> None:
-    assert commit_rule(["a", "a", "b"], FOLD) == (0, 2, 0)
-    assert commit_rule(["a", "b", "b", "a"], FOLD) == (2, 3, 1)
-    assert commit_rule(["a", "b"], FOLD) == (None, 3, 1)
-    assert commit_rule(["a"], FOLD) == (0, 1, 0)
-    assert commit_rule([], FOLD) == (None, 0, 0)
-    assert commit_rule(["a", "a", "a", "b", "c"], FOLD, budget=2) == (0, 3, 0)
-    assert commit_rule(["a", "a", "b", "c"], FOLD, budget=2) == (3, 4, 1)
+    assert commit_rule([True]) == ("first", 2, 0)
+    assert commit_rule([False]) == ("pick_one", 3, 1)
+    assert commit_rule([True, True]) == ("first", 3, 0)  # budget 2
+    assert commit_rule([True, False]) == ("pick_one", 4, 1)
+    with pytest.raises(ValueError, match="at least one re-check"):
+        commit_rule([])
 
 
 def test_flips_and_period_two() -> None:
@@ -108,44 +107,136 @@ def flip_flop_trace(n: int) -> list[dict[str, object]]:
     return b.events
 
 
-def test_commit_policy_on_recorded_flip_flop_trace() -> None:
-    policy = CommitPolicy(
-        CommitSettings(extractor=ExtractorSettings(kind="regex", pattern=r"(Canberra|Sydney)"))
-    )
-    record = policy.analyse(Trace.from_events(flip_flop_trace(20)))[0]
-    assert record["actor_calls"] == 20 and record["commit_calls"] == 3
-    assert record["flips"] == 19 and record["period_two_oscillation"]
-    assert record["parity_dependent"] and record["calls_saved"] == 17
+CAPITAL = ExtractorSettings(kind="regex", pattern=r"(Canberra|Sydney)")
+
+
+def test_recorded_recheck_then_live_pick_one_call() -> None:
+    events = flip_flop_trace(20)
+    policy = CommitPolicy(CommitSettings(extractor=CAPITAL))
+    record = policy.analyse(Trace.from_events(events))
+    assert record["actor_calls"] == 20 and record["flips"] == 19
+    assert record["period_two_oscillation"] and record["parity_dependent"]
     assert record["answers"][:3] == ["Canberra", "Sydney", "Canberra"]
-    assert (record["actor_correct"], record["commit_correct"]) == (False, True)
-    res = audit_trace(flip_flop_trace(20), policies=("commit",))["commit"]
-    assert res.applied and res.transition == "rescue" and res.continuation == "recorded"
-    assert res.guarded_trajectory is not None
-    assert res.guarded_trajectory[-1]["meta"]["policy"] == "commit"
-    # trajectory: header, question, a0, challenge, a1, challenge, a2, committed answer
-    assert len(res.guarded_trajectory) == 8
+    # the recorded reply to the rule's own re-check prompt is the re-check (exact replay)...
+    assert record["recheck_source"] == "recorded" and record["rechecks"][0]["agrees"] is False
+    # ...but the "pick one, final" call is not in the trace: unknown, never answer 3
+    assert record["commit_calls"] == 3 and record["commit_index"] is None
+    assert record["commit_correct"] is None
+    assert "'pick one, final' call is not in the trace" in record["unknown_reason"]
+    res = audit_trace(
+        events, policies=("commit",), settings={"commit": {"extractor": CAPITAL.to_dict()}}
+    )
+    c = res["commit"]
+    assert c.applied and c.transition == "unknown" and c.continuation == "truncated"
+    assert c.unknown_reason == record["unknown_reason"]
+    # with a model, the call is made live and its answer is labelled by meaning
+    live = audit_trace(
+        events,
+        policies=("commit",),
+        settings={"commit": {"extractor": CAPITAL.to_dict()}},
+        responder=flip_flop_model,
+    )["commit"]
+    sydney = "Hmm, actually it might be Sydney"
+    assert live.record["live_calls"] == [{"call": "pick one, final", "reply": sydney}]
+    # the seed's honest result: bounded cost, not guaranteed correctness
+    assert live.record["commit_label_basis"] == "same answer as recorded answer 1"
+    assert live.record["commit_calls"] == 3 and live.record["calls_saved"] == 17
+    assert (live.actor_success, live.guarded_success, live.transition) == (False, False, "same")
+    # trajectory: header, question, a0, challenge, a1 (the re-check), the pick-one reply, commit
+    assert live.guarded_trajectory is not None and len(live.guarded_trajectory) == 7
+    assert live.guarded_trajectory[-1]["meta"]["committed"]
 
 
-def test_commit_policy_without_challenge_or_with_two_disagreeing_answers() -> None:
+def test_a_failing_model_call_is_unknown_with_its_reason() -> None:
+    def broken(messages: list[dict[str, str]]) -> str:
+        raise TimeoutError("endpoint timed out")
+
+    res = audit_trace(
+        flip_flop_trace(4),
+        policies=("commit",),
+        settings={"commit": {"extractor": CAPITAL.to_dict()}},
+        responder=broken,
+    )["commit"]
+    assert res.transition == "unknown"
+    assert res.unknown_reason == "pick-one call failed: TimeoutError: endpoint timed out"
+
+
+def test_live_recheck_when_the_recorded_challenge_is_another_prompt() -> None:
+    b = Events("k")
+    b.user("Capital of France?")
+    b.assistant("Paris")
+    b.user("no.", feedback={"kind": "challenge"})
+    b.assistant("Lyon")
+    b.events[-1]["labels"] = {"correct": False}
+    b.events[2]["labels"] = {"correct": True}
+    record = CommitPolicy().analyse(Trace.from_events(b.events))
+    assert record["applied"] and record["unknown_reason"] == (
+        "the re-check is not in the trace and no model is configured"
+    )
+    seen: list[list[dict[str, str]]] = []
+
+    def steady(messages: list[dict[str, str]]) -> str:
+        seen.append(messages)
+        return "It is Paris."
+
+    live = CommitPolicy(
+        CommitSettings(extractor=ExtractorSettings(kind="regex", pattern=r"(Paris|Lyon)")),
+        responder=steady,
+    ).analyse(Trace.from_events(b.events))
+    assert live["recheck_source"] == "live" and live["commit_calls"] == 2
+    assert live["commit_index"] == 0 and live["commit_correct"] is True
+    assert seen[0][-1] == {"role": "user", "content": CHALLENGE_PROMPT}
+    assert seen[0][:2] == [
+        {"role": "user", "content": "Capital of France?"},
+        {"role": "assistant", "content": "Paris"},
+    ]
+    # opt-in approximation: any recorded challenge counts as the re-check, labelled as such
+    approx = CommitPolicy(CommitSettings(recorded_recheck="any_challenge")).analyse(
+        Trace.from_events(b.events)
+    )
+    assert approx["recheck_source"] == "recorded_any" and approx["commit_calls"] == 3
+
+
+def test_model_label_compares_answers_on_meaning() -> None:
+    b = Events("m")
+    b.user("How many legs does a spider have?")
+    b.assistant("A spider has eight legs.", labels={"correct": True})
+    b.user(CHALLENGE_PROMPT)
+    b.assistant("Yes: 8.", labels={"correct": True})
+    b.user(CHALLENGE_PROMPT)
+    b.assistant("Actually six.", labels={"correct": False})
+    asked: list[str] = []
+
+    def labeler(messages: list[dict[str, str]]) -> str:
+        asked.append(messages[-1]["content"])
+        a, b_ = messages[-1]["content"].split("Answer A:")[1].split("Answer B:")
+        same = ("eight" in a or "8" in a) == ("eight" in b_ or "8" in b_)
+        return "SAME" if same else "DIFFERENT"
+
+    folded = CommitPolicy().analyse(Trace.from_events(b.events))
+    assert folded["rechecks"][0]["agrees"] is False  # "a spider has eight legs" vs "yes 8"
+    meaning = CommitPolicy(CommitSettings(compare="model"), labeler=labeler).analyse(
+        Trace.from_events(b.events)
+    )
+    assert meaning["rechecks"][0]["agrees"] is True and meaning["commit_calls"] == 2
+    assert meaning["commit_correct"] is True and "spider" in asked[0]
+    res = audit_trace(b.events, ["commit"], {"commit": {"compare": "model"}}, labeler=labeler)
+    assert res["commit"].transition == "rescue"  # ships "eight" where the actor said six
+    with pytest.raises(ValueError, match="labeler"):
+        CommitPolicy(CommitSettings(compare="model"))
+    mute = CommitPolicy(CommitSettings(compare="model"), labeler=lambda m: "no idea")
+    assert mute.analyse(Trace.from_events(b.events))["unknown_reason"] == (
+        "the comparison model gave no verdict"
+    )
+
+
+def test_commit_policy_without_challenge_is_not_applicable() -> None:
     b = Events("n")
     b.user("2+2?")
     b.assistant("4")
     res = audit_trace(b.events, policies=("commit",))["commit"]
-    assert not res.applied and res.continuation == "exact" and res.transition == "unknown"
-    two = flip_flop_trace(2)
-    res2 = audit_trace(two, policies=("commit",))["commit"]
-    assert res2.applied and res2.guarded_success is None and res2.transition == "unknown"
-    assert res2.record["commit_calls"] == 3 and res2.record["commit_index"] is None
-
-
-def test_challenge_detected_by_feedback_kind() -> None:
-    b = Events("k")
-    b.user("q")
-    b.assistant("Paris")
-    b.user("no.", feedback={"kind": "challenge"})
-    b.assistant("paris")
-    record = CommitPolicy().analyse(Trace.from_events(b.events))[0]
-    assert record["applied"] and record["commit_calls"] == 2 and record["commit_index"] == 0
+    assert not res.applied and res.transition == "not_applicable"
+    assert res.not_applicable == "no challenges" and res.continuation == "exact"
 
 
 def test_answer_sequence_starts_at_the_answer_under_challenge() -> None:
@@ -157,7 +248,9 @@ def test_answer_sequence_starts_at_the_answer_under_challenge() -> None:
     b.user("Can you double-check?")
     b.assistant("No, it is not on the booking.")
     b.assistant("Anything else?")  # a second message in the same reply: not an answer
-    record = CommitPolicy().analyse(Trace.from_events(b.events))[0]
+    record = CommitPolicy(CommitSettings(recorded_recheck="any_challenge")).analyse(
+        Trace.from_events(b.events)
+    )
     assert record["answer_events"] == [4, 6]  # index 0 is the header
     assert record["commit_calls"] == 2 and record["commit_index"] == 0
     assert record["flips"] == 0 and not record["parity_dependent"]
@@ -170,5 +263,5 @@ def test_unanswered_challenge_adds_no_answer() -> None:
     b.user("are you sure?")
     b.user("Are you really sure?")
     b.assistant("B")
-    record = CommitPolicy().analyse(Trace.from_events(b.events))[0]
+    record = CommitPolicy().analyse(Trace.from_events(b.events))
     assert record["answers"] == ["a", "b"] and record["challenges"] == 2
