@@ -2,7 +2,7 @@
 """The checklist, VRR and commit audits on real pushback and repair-loop runs (issue 13).
 
     .venv/bin/python bench/real_loops_pushback.py [--data ../shared/data] [--execute]
-        [--n-boot 500] [--limit N] [--json OUT]
+        [--n-boot 500] [--limit N] [--json OUT] [--only NAME]
 
 Converts the shared SYCON-Bench files (`traces.importers` "pushback") and LDB repair-run files
 ("repair_runs") to v1 events, audits every trace with the four policies (`policies.Auditor`;
@@ -76,7 +76,7 @@ def fmt_pair(p: Any, spec: str = "+.3f") -> str:
 def print_summary(policy: str, s: dict[str, Any]) -> None:
     o = s.get("overall") or {}
     t = o.get("transitions") or {}
-    na = s.get("not_applicable") or o.get("not_applicable")
+    na = s.get("not_applicable", o.get("not_applicable"))
     na_txt = ", ".join(f"{r}: {n}" for r, n in na.items()) if isinstance(na, dict) and na else "0"
     if na is None:
         na_txt = "(not reported)"
@@ -149,9 +149,11 @@ def main() -> None:
     ap.add_argument("--n-boot", type=int, default=500)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--json", type=Path, default=None, help="write all summaries here")
+    ap.add_argument("--only", default="", help="audit only files whose name contains this")
     args = ap.parse_args()
     files = [(p, "pushback") for p in sorted((args.data / "sycon-bench").glob("*.jsonl"))]
     files += [(p, "repair_runs") for p in sorted((args.data / "ldb").glob("*.jsonl"))]
+    files = [(p, fmt) for p, fmt in files if args.only in p.name]
     if not files:
         sys.exit(f"no data under {args.data}")
     everything = {

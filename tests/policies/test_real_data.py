@@ -1,4 +1,4 @@
-"""Sanity checks on the real data in ../shared/data (SPEC: tests may read it; CI has a copy).
+"""The audits on the real data in ../shared/data (SPEC: tests may read it; CI has a copy).
 The conversion here follows the importers' documented mapping (traces/importers/pushback.py,
 repair_runs.py) without importing them, so these tests exercise only policies/."""
 
@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from policies import Auditor
+from policies.code_tests import execute_hidden_tests
+from policies.labels import apply_labels
 from policies.report import summarise_run
+from policies.sandbox import SandboxSettings, run_program
 from policies.trace import Trace
 from policies.vrr_calibration import calibrate, observations_from_traces
+from tests.conftest import unavailable
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SYCON = sorted((DATA / "sycon-bench").glob("*.jsonl"))
@@ -22,7 +27,15 @@ LDB = sorted((DATA / "ldb").glob("*.jsonl"))
 pytestmark = pytest.mark.skipif(not SYCON or not LDB, reason="shared data not available")
 
 
-def sycon_events(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[bool]]:
+def first_sentence(text: str) -> str:
+    return re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+
+
+def sycon_events(
+    rec: dict[str, Any], elicit: float | None = None
+) -> tuple[list[dict[str, Any]], list[bool]]:
+    """One SYCON record as v1 events; with ``elicit``, a scripted elicitation after each answer
+    (one claim: the answer's first sentence, at that confidence), as the model client would."""
     tid = str(rec["id"])
     ev: list[dict[str, Any]] = [{"trace_id": tid, "type": "trace", "task": {"id": tid}}]
     labels = []
@@ -50,38 +63,88 @@ def sycon_events(rec: dict[str, Any]) -> tuple[list[dict[str, Any]], list[bool]]
                 "labels": {"correct": ok},
             }
         )
+        if elicit is not None:
+            claim = {
+                "id": "answer",
+                "text": first_sentence(turn["assistant"]),
+                "confidence": elicit,
+            }
+            meta = {"elicited": True, "model": "scripted", "cache_key": f"{tid}:{i}"}
+            ev.append({"trace_id": tid, "type": "claims", "claims": [claim], "meta": meta})
     return ev, labels
 
 
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
 @pytest.mark.parametrize("path", SYCON, ids=lambda p: p.stem)
-def test_checklist_keep_counterfactual_on_sycon_pushback(path: Path) -> None:
-    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    auditor = Auditor(("checklist",), {"checklist": {"implicit_confidence": 0.9}})
-    results, expected_fr, expected = [], 0, {"rescue": 0, "harm": 0}
-    for rec in records:
-        events, labels = sycon_events(rec)
+def test_sycon_without_a_model_checklist_and_commit_say_why_they_cannot_judge(path: Path) -> None:
+    auditor = Auditor(("checklist", "commit"))
+    results: dict[str, list[Any]] = {"checklist": [], "commit": []}
+    for rec in records(path):
+        out = auditor.audit(sycon_events(rec)[0])
+        for name in results:
+            results[name].append(out[name])
+    assert all(r.transition == "not_applicable" for r in results["checklist"])
+    assert {r.not_applicable for r in results["checklist"]} == {"no per-claim confidence"}
+    # the pushbacks are not the rule's re-check prompt: without a model the re-check is unknown
+    assert all(r.transition == "unknown" for r in results["commit"])
+    assert {r.unknown_reason for r in results["commit"]} == {
+        "the re-check is not in the trace and no model is configured"
+    }
+    s = summarise_run(results["checklist"], n_boot=50)
+    assert s["not_applicable"] == {"no per-claim confidence": len(results["checklist"])}
+    assert s["overall"]["ci"] is None and s["checklist"]["applicable_events"] == 0
+    assert s["checklist"]["actor_all_events"]["false_reversals"] > 0  # the actor's own behaviour
+
+
+@pytest.mark.parametrize("path", SYCON, ids=lambda p: p.stem)
+def test_sycon_with_elicited_confidences_the_rule_keeps_the_first_revised_claim(path: Path) -> None:
+    auditor = Auditor(("checklist",))
+    results, expected = [], {"rescue": 0, "harm": 0, "same": 0}
+    for rec in records(path):
+        events, labels = sycon_events(rec, elicit=0.9)
         results.append(auditor.audit(events)["checklist"])
-        expected_fr += sum(1 for a, b in zip(labels, labels[1:], strict=False) if a and not b)
-        # every pushback is mistaken and carries no evidence: the guard keeps turn 1's answer
-        if labels[0] != labels[-1]:
-            expected["rescue" if labels[0] else "harm"] += 1
+        # independently: the guard keeps the answer before the first pushback after which the
+        # claim (the answer's first sentence) changed; every pushback is mistaken and vague
+        sentences = [first_sentence(t["assistant"]) for t in rec["turns"]]
+        k = next((i for i in range(len(sentences) - 1) if sentences[i] != sentences[i + 1]), None)
+        guarded = labels[-1] if k is None else labels[k]
+        key = "same" if guarded == labels[-1] else ("rescue" if guarded else "harm")
+        expected[key] += 1
     s = summarise_run(results, n_boot=200)
-    cl = s["checklist"]
-    assert cl["actor"]["false_reversals"] == expected_fr
-    assert cl["guarded"]["false_reversals"] == 0
-    assert cl["always_keep"]["false_reversals"] == 0
     t = s["overall"]["transitions"]
-    assert (t["rescue"], t["harm"]) == (expected["rescue"], expected["harm"])
-    assert t["unknown"] == 0 and s["n_traces"] == len(records)
+    assert (t["rescue"], t["harm"], t["same"]) == (
+        expected["rescue"],
+        expected["harm"],
+        expected["same"],
+    )
+    assert t["unknown"] == 0 and t["not_applicable"] == 0
+    assert s["checklist"]["guarded"]["false_reversals"] == 0
+    assert s["checklist"]["actor"]["false_reversals"] > 0
 
 
-def ldb_traces(path: Path) -> list[Trace]:
+def ldb_traces(path: Path, keep: int | None = None) -> list[list[dict[str, Any]]]:
+    """Repair runs as v1 events; the header carries the hidden tests as the importer writes."""
     traces = []
     for n, line in enumerate(path.read_text().splitlines()):
         rec = json.loads(line)
         tid = f"{path.stem}:{n}"
         votes = len(rec["given_tests"])
-        ev: list[dict[str, Any]] = [{"trace_id": tid, "type": "trace"}]
+        ev: list[dict[str, Any]] = [
+            {
+                "trace_id": tid,
+                "type": "trace",
+                "task": {
+                    "id": rec["task_id"],
+                    "prompt": rec["prompt"],
+                    "entry_point": rec["entry_point"],
+                },
+                "labels": {"hidden_tests": rec["test"]},
+                "outcome": {"success": rec["is_solved"]},
+            }
+        ]
         last = len(rec["implementations"]) - 1
         for k, (impl, fails) in enumerate(
             zip(rec["implementations"], rec["test_feedback"], strict=True)
@@ -89,7 +152,7 @@ def ldb_traces(path: Path) -> list[Trace]:
             cand: dict[str, Any] = {
                 "trace_id": tid,
                 "type": "candidate",
-                "candidate_id": f"{tid}-{k}",
+                "candidate_id": f"c{k}",
                 "round": k,
                 "content": impl,
             }
@@ -100,29 +163,60 @@ def ldb_traces(path: Path) -> list[Trace]:
                 {
                     "trace_id": tid,
                     "type": "verification",
-                    "candidate_id": f"{tid}-{k}",
+                    "candidate_id": f"c{k}",
                     "round": k,
                     "votes": votes,
                     "accepts": votes - len(fails),
+                    "verifier": "visible_tests",
                 }
             )
-        traces.append(Trace.from_events(ev))
-    return traces
+        traces.append(ev)
+    return traces[:keep]
 
 
 @pytest.mark.parametrize("path", LDB, ids=lambda p: p.stem)
-def test_vrr_calibration_on_ldb_flags_what_the_data_cannot_identify(path: Path) -> None:
-    traces = ldb_traces(path)
+def test_ldb_with_recorded_labels_only_vrr_is_not_applicable_never_a_guard_fallback(
+    path: Path,
+) -> None:
+    traces = [Trace.from_events(e) for e in ldb_traces(path)]
     obs, transitions = observations_from_traces(traces)
     cal = calibrate(obs, transitions, n_boot=50, seed=0)
     assert transitions == []  # only final candidates are labelled
     assert any("alpha and beta" in note for note in cal.notes)
     assert math.isnan(cal.params.alpha) and math.isnan(cal.params.beta)
-    for name in ("rho0", "rho1", "prior"):
-        value = getattr(cal.params, name)
-        lo, hi = cal.intervals[name]
-        assert 0.0 <= value <= 1.0 and lo <= value + 1e-9 and value <= hi + 1e-9
+    assert cal.params.j > 0.1  # the visible tests do discriminate: no reason for Guard
     auditor = Auditor(("vrr",), {"vrr": {"params": cal.params.to_dict()}})
-    records = [auditor.audit(t)["vrr"].record for t in traces[:100]]
-    assert all(r["mode"] in ("guard", "none") for r in records)
-    assert any(r["mode"] == "guard" and "NaN" in r["reason"] for r in records)
+    results = [auditor.audit(t)["vrr"] for t in traces[:100]]
+    assert {r.not_applicable for r in results} == {"parameters not identified: alpha, beta"}
+    assert all(r.record["mode"] == "none" for r in results)
+
+
+def test_ldb_with_sandboxed_execution_calibrates_alpha_and_beta_from_executed_labels() -> None:
+    if run_program("print(1)", SandboxSettings(enabled=True)).status == "unavailable":
+        unavailable("the sandbox needs root and Linux namespaces")
+    path = next(p for p in LDB if "humaneval" in p.stem)
+    every = ldb_traces(path)
+    loops = [t for t in every if sum(e["type"] == "candidate" for e in t) > 1]
+    traces = loops + [t for t in every if t not in loops][:15]
+    labels, stats = execute_hidden_tests(traces, SandboxSettings(enabled=True), workers=2)
+    assert stats.get("unavailable", 0) == 0 and stats["passed"] > 0 and stats["failed"] > 0
+    labelled = [apply_labels(t, labels) for t in traces]
+    # the sandbox reproduces the benchmark's own hidden-test verdict on every final candidate
+    assert all(not lab.conflicts for lab in labelled), [lab.conflicts for lab in labelled]
+    ptraces = [Trace.from_events(lab.events) for lab in labelled]
+    obs, transitions = observations_from_traces(ptraces)
+    assert len(transitions) == sum(len(lab.applied) - 1 for lab in labelled)
+    cal = calibrate(obs, transitions, n_boot=100, seed=0)
+    for name in ("alpha", "beta", "rho0", "rho1"):
+        value, (lo, hi) = getattr(cal.params, name), cal.intervals[name]
+        assert math.isfinite(value) and lo <= value + 1e-9 and value <= hi + 1e-9, name
+    auditor = Auditor(
+        ("vrr",), {"vrr": {"params": cal.params.to_dict(), "samples": list(cal.samples)}}
+    )
+    results = [auditor.audit(t)["vrr"] for t in ptraces]
+    assert all(r.applied and r.record["mode"] in ("stop", "guard") for r in results)
+    table = summarise_run(results, n_boot=100)["vrr"]
+    assert table["label_sources"]["executed"] > 0
+    multi = table["fixed_k_validity"]["1"]["reaching"]
+    assert multi["known"] == multi["of"] == len(loops)  # every repair round is labelled
+    assert table["stop"]["known"] + table["guard"]["known"] > 0
