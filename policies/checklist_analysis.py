@@ -350,8 +350,14 @@ def _divergence(fbs: Sequence[JsonDict], trace: Trace, s: ChecklistSettings) -> 
     return None
 
 
+_PRIVATE = ("_msg", "_pre", "_before", "_checks", "_reply", "_after", "_next", "_evidence")
+
+
 def _public(fb: JsonDict) -> JsonDict:
-    return {k: v for k, v in fb.items() if not k.startswith("_")}
+    """Drop the walk's event references (in place: this is the hot path) — plain data stays."""
+    for k in _PRIVATE:
+        del fb[k]
+    return fb
 
 
 def analyse_checklist(trace: Trace, s: ChecklistSettings, pattern: re.Pattern[str]) -> JsonDict:

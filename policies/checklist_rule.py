@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from .trace import Claim
@@ -80,6 +81,7 @@ def revision_rule(confidence: float, new_evidence: bool, theta: float = DEFAULT_
     return "fix"
 
 
+@lru_cache(maxsize=4096)  # claim texts recur across the feedback events of a trace
 def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOP)
 
