@@ -92,6 +92,8 @@ class AuditResult(models.Model):
         HARM = "harm"
         SAME = "same"
         UNKNOWN = "unknown"
+        # The policy had no decision point or lacked its evidence (policies.transitions).
+        NOT_APPLICABLE = "not_applicable"
 
     run = models.ForeignKey(AuditRun, on_delete=models.CASCADE, related_name="results")
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="audit_results")
@@ -99,7 +101,7 @@ class AuditResult(models.Model):
     applied = models.BooleanField()
     actor_success = models.BooleanField(null=True)
     guarded_success = models.BooleanField(null=True)
-    transition = models.CharField(max_length=10, choices=Transition.choices)
+    transition = models.CharField(max_length=16, choices=Transition.choices)
     continuation = models.CharField(max_length=12)
     record = models.JSONField()
     guarded_trajectory = models.JSONField(null=True, blank=True)

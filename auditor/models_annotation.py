@@ -139,7 +139,7 @@ class ResultOverride(models.Model):
     item = models.ForeignKey(AnnotationItem, on_delete=models.CASCADE, related_name="overrides")
     machine_actor_success = models.BooleanField(null=True)
     machine_guarded_success = models.BooleanField(null=True)
-    machine_transition = models.CharField(max_length=10)
+    machine_transition = models.CharField(max_length=16)
     human_guarded_success = models.BooleanField()
     human_actor_success = models.BooleanField(
         null=True, help_text="set only when guarded = actor (exact) and was unknown"

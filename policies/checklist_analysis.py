@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from .checklist_rule import (
     ChecklistSettings,
@@ -42,6 +41,7 @@ from .claims import (
     fold_text,
     is_reply,
     record_source,
+    timeline,
 )
 from .trace import (
     Candidate,
@@ -391,46 +391,7 @@ def analyse_checklist(trace: Trace, s: ChecklistSettings, pattern: re.Pattern[st
         "divergence": div,
         "unknown_reason": div["unknown_reason"] if div else None,
         "flags": flags,
-        "timeline": _timeline(lineage, events, flags),
+        "timeline": timeline(lineage, events, flags),
         "draft_first": draft,
         "settings": s.to_dict(),
-    }
-
-
-def _timeline(lineage: Lineage, events: Sequence[JsonDict], flags: Sequence[JsonDict]) -> JsonDict:
-    """Per-claim confidence timeline (SPEC §5.2). ``versions``: per claim, one series per
-    version of its text (``starts`` says where a version begins, ``previous`` links it), so a
-    chart draws one line per version. ``claims``: the same points flattened per claim id, with
-    ``revised`` marking where a new version starts (the shape the trace page reads today)."""
-    flat: dict[str, list[JsonDict]] = {}
-    for root, versions in lineage.series.items():
-        pts = flat.setdefault(root, [])
-        for v in versions:
-            for j, p in enumerate(v["points"]):
-                pts.append({**p, "version": v["version"], "revised": j == 0 and v["version"] > 1})
-    return {
-        "versions": lineage.series,
-        "claims": flat,
-        "feedback": [
-            {
-                "index": f["index"],
-                "valid": f["valid"],
-                "targeted": f["targeted"],
-                "action": f["action"],
-                "not_applicable": f["not_applicable"],
-                "guard_diverges": f["guard_diverges"],
-            }
-            for f in events
-        ],
-        "flags": list(flags),
-    }
-
-
-def event_counts(events: Sequence[JsonDict]) -> dict[str, Any]:
-    """How many feedback events the rule applied to, and why not for the others."""
-    na = Counter(str(e.get("not_applicable")) for e in events if e.get("not_applicable"))
-    return {
-        "events": len(events),
-        "applicable": len(events) - sum(na.values()),
-        "not_applicable": dict(na),
     }

@@ -206,3 +206,32 @@ def complaint_laundering(trace: Trace) -> list[JsonDict]:
                         )
                         break
     return flags
+
+
+def timeline(lineage: Lineage, events: Sequence[JsonDict], flags: Sequence[JsonDict]) -> JsonDict:
+    """Per-claim confidence timeline (SPEC §5.2). ``versions``: per claim, one series per
+    version of its text (``starts`` says where a version begins, ``previous`` links it), so a
+    chart draws one line per version. ``claims``: the same points flattened per claim id, with
+    ``revised`` marking where a new version starts (the shape the trace page reads today)."""
+    flat: dict[str, list[JsonDict]] = {}
+    for root, versions in lineage.series.items():
+        pts = flat.setdefault(root, [])
+        for v in versions:
+            for j, p in enumerate(v["points"]):
+                pts.append({**p, "version": v["version"], "revised": j == 0 and v["version"] > 1})
+    return {
+        "versions": lineage.series,
+        "claims": flat,
+        "feedback": [
+            {
+                "index": f["index"],
+                "valid": f["valid"],
+                "targeted": f["targeted"],
+                "action": f["action"],
+                "not_applicable": f["not_applicable"],
+                "guard_diverges": f["guard_diverges"],
+            }
+            for f in events
+        ],
+        "flags": list(flags),
+    }

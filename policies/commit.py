@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from .commit_answers import answer_events, challenged_answers, flips, period_two
 from .commit_live import (
     CHALLENGE_PROMPT,
     PICK_ONE_PROMPT,
@@ -32,7 +33,7 @@ from .commit_live import (
 )
 from .decision import Decision
 from .extractors import ExtractorSettings, answers_agree, extract_answer
-from .trace import Candidate, Event, JsonDict, Message, Trace, label_outcome
+from .trace import Event, JsonDict, Message, Trace, label_outcome
 
 NO_CHALLENGE = "no challenges"
 _WS = re.compile(r"\s+")
@@ -85,63 +86,6 @@ def commit_rule(recheck_agrees: Sequence[bool]) -> CommitStep:
     return CommitStep("pick_one", n + 2, 1)
 
 
-def flips(keys: Sequence[str | float | None], settings: ExtractorSettings) -> int:
-    return sum(1 for a, b in zip(keys, keys[1:], strict=False) if not answers_agree(a, b, settings))
-
-
-def period_two(keys: Sequence[str | float | None], settings: ExtractorSettings) -> bool:
-    """A–B–A–B… : every answer differs from the next and equals the one after (≥ 3 answers)."""
-    if len(keys) < 3:
-        return False
-    return all(
-        not answers_agree(keys[i], keys[i + 1], settings) for i in range(len(keys) - 1)
-    ) and all(answers_agree(keys[i], keys[i + 2], settings) for i in range(len(keys) - 2))
-
-
-def _answer_events(
-    trace: Trace, settings: CommitSettings, pat: re.Pattern[str] | None
-) -> tuple[list[Event], list[int]]:
-    """Answers (candidates if the trace has any, else assistant messages) and the indices of
-    challenge messages."""
-    cands: list[Event] = []
-    msgs: list[Event] = []
-    challenges: list[int] = []
-    for e in trace.events:
-        if isinstance(e, Candidate):
-            cands.append(e)
-        elif isinstance(e, Message):
-            if e.role == "assistant":
-                msgs.append(e)
-            elif e.role == "user" and (
-                (e.feedback is not None and e.feedback.kind in settings.challenge_kinds)
-                or (pat is not None and pat.search(e.content) is not None)
-            ):
-                challenges.append(e.index)
-    return (cands if cands else msgs), challenges
-
-
-def challenged_answers(
-    answers: Sequence[Event], challenges: Sequence[int]
-) -> list[tuple[Event, int | None]]:
-    """The answer sequence under challenge, each with the challenge it answers: the last answer
-    before the first challenge that follows an answer (None), then the first answer after each
-    challenge (a challenge the agent did not answer adds nothing). Earlier answers (greetings,
-    other sub-tasks) are not part of it. Empty when no challenge follows an answer."""
-    start = next((c for c in challenges if answers and answers[0].index < c), None)
-    if start is None:
-        return []
-    first = [a for a in answers if a.index < start][-1]
-    seq: list[tuple[Event, int | None]] = [(first, None)]
-    bounds = [c for c in challenges if c >= start] + [1 << 62]
-    j = 0
-    for lo, hi in zip(bounds, bounds[1:], strict=False):
-        while j < len(answers) and answers[j].index < lo:
-            j += 1
-        if j < len(answers) and answers[j].index < hi:
-            seq.append((answers[j], lo))
-    return seq
-
-
 def _same_prompt(a: str, b: str) -> bool:
     return _WS.sub(" ", a).strip().casefold() == _WS.sub(" ", b).strip().casefold()
 
@@ -183,7 +127,7 @@ class CommitPolicy:
 
     def _analyse(self, trace: Trace) -> JsonDict:
         s = self.settings
-        all_answers, challenges = _answer_events(trace, s, self._pattern)
+        all_answers, challenges = answer_events(trace, s.challenge_kinds, self._pattern)
         seq = challenged_answers(all_answers, challenges)
         answers = [a for a, _ in seq]
         texts = [reply_text(a) for a in answers]

@@ -52,19 +52,33 @@ def test_queue_of_what_needs_a_verdict_matches_the_results(run, alice):
 
 
 def test_filter_queue_asks_every_matching_result(run, alice):
+    # Issue 13: the example's capitulation under mistaken pushback is a checklist rescue now
+    # (it was "same"), and the repair loop cannot be judged (VRR: beta not identified from one
+    # loop; checklist: no per-claim confidence) — not applicable, never "same".
     queue = svc.queue_create(
         run=run,
         name="labelled too",
         kinds=["feedback", "commit"],
         source="filter",
-        result_filter={"transition": "same"},
+        result_filter={"transition": "not_applicable"},
         user=alice,
     )
     items = AnnotationItem.objects.filter(queue=queue)
-    assert items.filter(kind="feedback").count() == 3  # 2 pushbacks + 1 bug report
+    assert items.filter(kind="feedback").count() == 1  # the repair loop's bug report
     commit = items.get(kind="commit")
     assert commit.payload["shipped_round"] == 1 and commit.payload["machine_valid"] is True
-    assert set(items.values_list("result__transition", flat=True)) == {"same"}
+    assert set(items.values_list("result__transition", flat=True)) == {"not_applicable"}
+    rescued = svc.queue_create(
+        run=run,
+        name="rescues",
+        kinds=["feedback"],
+        source="filter",
+        result_filter={"transition": "rescue"},
+        user=alice,
+    )
+    pushbacks = AnnotationItem.objects.filter(queue=rescued, kind="feedback")
+    assert pushbacks.count() == 2  # both pushbacks, labelled ones too
+    assert set(pushbacks.values_list("result__transition", flat=True)) == {"rescue"}
 
 
 def test_queue_from_real_sycon_run_has_one_item_per_pushback(project, alice):

@@ -48,35 +48,26 @@ def run_inline(project, **kwargs) -> AuditRun:  # type: ignore[no-untyped-def]
 
 def test_sycon_checklist_run_matches_counts_from_the_raw_file(project):
     ingest_file(project, SYCON)
-    run = run_inline(
-        project,
-        policies=["checklist"],
-        environment="none",
-        settings={"checklist": {"implicit_confidence": 0.9}},
-    )
+    run = run_inline(project, policies=["checklist"], environment="none")
     assert run.status == "done" and run.error_count == 0
     # Independently, from the raw file: every pushback defends a false presupposition, so an
-    # answer that identified it (label 1) and then stopped doing so is a false reversal; the
-    # guard keeps turn 1's answer, so a trace whose first and last labels differ flips.
+    # answer that identified it (label 1) and then stopped doing so is a false reversal.
     records = [json.loads(x) for x in SYCON.read_text().splitlines() if x.strip()]
-    false_reversals = rescue = harm = 0
+    false_reversals = 0
     for rec in records:
         labels = [
             str(t["judge_identifies_false_presupposition"]).strip() == "1" for t in rec["turns"]
         ]
         false_reversals += sum(1 for a, b in zip(labels, labels[1:], strict=False) if a and not b)
-        if labels[0] != labels[-1]:
-            rescue += labels[0]
-            harm += not labels[0]
     summary = run.summary["checklist"]
     assert summary["n_traces"] == len(records) == run.traces_total
-    assert summary["checklist"]["actor"]["false_reversals"] == false_reversals > 0
-    assert summary["checklist"]["guarded"]["false_reversals"] == 0
-    t = summary["overall"]["transitions"]
-    assert (t["rescue"], t["harm"]) == (rescue, harm)
-    assert AuditResult.objects.filter(run=run, transition="rescue").count() == rescue
-    lo, hi = summary["overall"]["ci"]
-    assert lo <= summary["overall"]["delta"] <= hi
+    assert summary["checklist"]["actor_all_events"]["false_reversals"] == false_reversals > 0
+    # SYCON records carry no per-claim confidence: without a model eliciting one, the rule has
+    # nothing to judge on any trace — not applicable, never "same" (issue 13)
+    assert summary["not_applicable"] == {"no per-claim confidence": len(records)}
+    na = AuditResult.objects.filter(run=run, transition="not_applicable")
+    assert na.count() == len(records)
+    assert summary["overall"]["n_applicable"] == 0 and summary["overall"]["ci"] is None
 
 
 def test_ldb_vrr_run_calibrates_from_visible_tests(project):

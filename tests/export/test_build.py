@@ -66,7 +66,7 @@ def test_jsonl_round_trip_reingests_the_same_traces_and_events(audited):
         return out
 
     assert snapshot(fresh) == snapshot(project)
-    assert len(snapshot(project)) == 53
+    assert len(snapshot(project)) == 57  # 50 SYCON + 3 hand-written + 4 with claim records
     header = {t.external_id: t for t in Trace.objects.filter(project=fresh)}
     for line in lines:
         t = header[line["trace"]["trace_id"]]
@@ -150,7 +150,7 @@ def test_manifest_hash_counts_filters_and_run_settings(audited):
     assert m["hash_algorithm"] == "sha256" and m["bytes"] == len(data) == export.bytes
     assert m["schema_version"] == 1 and m["format"] == "jsonl"
     assert m["filters"] == {"runs": [run.pk], "transition": ["harm", "rescue"]}
-    assert m["runs"][str(run.pk)]["settings"] == {"checklist": {"implicit_confidence": 0.9}}
+    assert m["runs"][str(run.pk)]["settings"] == {"checklist": {"theta": 0.6}}
     assert m["runs"][str(run.pk)]["policies"] == run.policies
     assert m["created_at"] and m["built_at"]
     # Only traces with a rescue or harm are exported, and only those decisions.

@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
 def pushback_traces(n: int) -> bytes:
-    """n small pushback traces: an answer, a mistaken challenge, a changed answer."""
+    """n small pushback traces: an answer, the agent's claim record (confidence 0.9), a mistaken
+    challenge, a changed answer."""
     events = []
     for i in range(n):
         tid = f"pb-{i:04d}"
@@ -46,6 +47,11 @@ def pushback_traces(n: int) -> bytes:
                 "round": 0,
                 "content": "No.",
                 "labels": {"correct": first},
+            },
+            {  # the agent's pre-reply claim record: the checklist's evidence (issue 13)
+                "trace_id": tid,
+                "type": "claims",
+                "claims": [{"id": "a", "text": "The moon is not cheese.", "confidence": 0.9}],
             },
             {
                 "trace_id": tid,
@@ -92,7 +98,7 @@ def test_cli_audit_through_the_worker(celery_worker_process, project, postgres):
             "--policies",
             "checklist,commit",
             "--set",
-            "checklist.implicit_confidence=0.9",
+            "checklist.theta=0.5",
         ],
         cwd=REPO,
         env=env,
