@@ -244,6 +244,29 @@ def guard_rule(
     return inc, tuple(history), tuple(margins)
 
 
+def stop_round_without(
+    rounds: Sequence[Round], params: VrrParams, missing: Sequence[str], tau: float, steps: int = 21
+) -> tuple[bool, int | None]:
+    """Use what is identified: when α and/or β (named in ``missing``) are not identified, try
+    every value on a grid over [0, 1] for each. (True, stop round) when every grid point gives
+    the same stop round (None = repair past the data) — the decision does not depend on the
+    missing parameter; (False, None) when it does. Preconditions: ρ0, ρ1 and the prior are
+    identified; ``missing`` ⊆ {"alpha", "beta"}."""
+    if not set(missing) <= {"alpha", "beta"}:
+        raise ValueError(f"only alpha and beta can be searched, not {sorted(missing)}")
+    grid = [i / (steps - 1) for i in range(steps)]
+    alphas = grid if "alpha" in missing else [params.alpha]
+    betas = grid if "beta" in missing else [params.beta]
+    seen: set[int | None] = set()
+    for a in alphas:
+        for b in betas:
+            trial = VrrParams(params.rho0, params.rho1, a, b, params.prior)
+            seen.add(first_stop(rounds, trial, tau))
+            if len(seen) > 1:
+                return False, None
+    return True, next(iter(seen))
+
+
 def unidentified(params: VrrParams | None) -> list[str]:
     """Names of the parameters that are not identified (NaN), all of them without params."""
     names = ["rho0", "rho1", "alpha", "beta", "prior"]

@@ -200,6 +200,13 @@ def calibrate(
         notes.append("no labelled transitions: alpha and beta are not identified")
     em = em_calibrate(obs)
     alpha, beta, counts = transition_rates(transitions)
+    if transitions and counts["10"] + counts["11"] == 0:
+        notes.append(
+            "beta not identified: no labelled repair of a valid candidate (loops that stop "
+            "once the verifier accepts never repair one)"
+        )
+    if transitions and counts["00"] + counts["01"] == 0:
+        notes.append("alpha not identified: no labelled repair of an invalid candidate")
     point = VrrParams(em.rho0, em.rho1, alpha, beta, em.prior_first)
     rng = np.random.default_rng(seed)
     samples: list[VrrParams] = []

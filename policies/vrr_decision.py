@@ -3,7 +3,8 @@
 One headline rule per loop: VRR-Stop when its parameters are identified and its gain sign is
 stable, VRR-Guard when the verifier cannot discriminate (J < ``j_min``) or the sign is not
 identifiable — the paper's two reasons for the fallback — and *not applicable* when the
-parameters the rule needs are missing (never a silent fallback to Guard). The other rule's
+parameters the rule needs are missing and its decision depends on them (never a silent
+fallback to Guard). The other rule's
 choice is kept under ``alternatives`` for the paper table only; it is never a second headline.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .vrr import (
     Round,
@@ -20,6 +21,7 @@ from .vrr import (
     VrrSettings,
     guard_rule,
     sign_identifiable,
+    stop_round_without,
     stop_rule,
     unidentified,
 )
@@ -27,33 +29,59 @@ from .vrr import (
 NO_ROUNDS = "no verify-repair rounds"
 
 
+class RuleChoice(NamedTuple):
+    mode: str | None  # "stop" | "guard" | None = not applicable
+    reason: str
+    agreement: float | None  # bootstrap sign agreement, when checked
+    stop: StopResult | None  # VRR-Stop's result, when it can be computed
+
+
 def choose_rule(
     rounds: Sequence[Round], params: VrrParams | None, settings: VrrSettings
-) -> tuple[str | None, str, float | None]:
-    """(``"stop"`` | ``"guard"`` | None = not applicable, why, bootstrap sign agreement).
+) -> RuleChoice:
+    """Which rule heads the loop, and why.
 
     Preconditions, in the paper's order: Guard is estimation-free (forced by ``mode`` it needs
-    nothing); the J check needs ρ0 and ρ1; VRR-Stop needs all five parameters; its sign must be
-    stable across the bootstrap draws."""
-    if settings.mode == "guard":
-        return "guard", "guard forced by settings", None
+    nothing); the J check needs ρ0 and ρ1; VRR-Stop needs the prior and α, β — or, when α or β
+    is not identified, a stop round that is the same for every value of it in [0, 1]
+    (`stop_round_without`: use what is identified); its sign must be stable across the
+    bootstrap draws."""
     missing = unidentified(params)
+    stop: StopResult | None = None
+    grid_note = ""
+    if params is not None and not missing:
+        stop = stop_rule(rounds, params, settings.tau)
+    elif params is not None and missing and set(missing) <= {"alpha", "beta"}:
+        same, k = stop_round_without(rounds, params, missing, settings.tau)
+        if same:
+            stop = StopResult(k, (), (), ())
+            grid_note = (
+                f"{', '.join(missing)} not identified; the stop round is the same for every "
+                "value in [0, 1]"
+            )
+    if settings.mode == "guard":
+        return RuleChoice("guard", "guard forced by settings", None, stop)
     if params is None:
-        return None, "parameters not identified: no calibration for this group", None
-    if "rho0" in missing or "rho1" in missing:
-        return None, f"parameters not identified: {', '.join(missing)}", None
-    if settings.mode == "auto" and params.j < settings.j_min:
-        return (
-            "guard",
-            f"J = {params.j:.3f} < j_min = {settings.j_min}: the verifier cannot discriminate",
-            None,
+        return RuleChoice(
+            None, "parameters not identified: no calibration for this group", None, None
         )
-    if missing:
-        return None, f"parameters not identified: {', '.join(missing)}", None
+    if "rho0" in missing or "rho1" in missing:
+        return RuleChoice(None, f"parameters not identified: {', '.join(missing)}", None, None)
+    if settings.mode == "auto" and params.j < settings.j_min:
+        why = f"J = {params.j:.3f} < j_min = {settings.j_min}: the verifier cannot discriminate"
+        return RuleChoice("guard", why, None, stop)
+    if stop is None:
+        depends = " (the stop round depends on them)" if "prior" not in missing else ""
+        return RuleChoice(
+            None, f"parameters not identified: {', '.join(missing)}{depends}", None, None
+        )
+    if grid_note:
+        return RuleChoice("stop", grid_note, None, stop)
+    assert params is not None
     if settings.mode == "stop":
-        return "stop", "stop forced by settings", None
+        return RuleChoice("stop", "stop forced by settings", None, stop)
     ok, reason, agreement = sign_identifiable(rounds, params, settings.samples, settings)
-    return ("stop" if ok else "guard"), reason, agreement
+    return RuleChoice("stop" if ok else "guard", reason, agreement, stop)
 
 
 @dataclass(slots=True)
@@ -97,11 +125,7 @@ def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
         return VrrDecision("none", NO_ROUNDS, 0, None, None, NO_ROUNDS, settings=settings.to_dict())
     actor_round = n - 1
     guard_round, incumbents, margins = guard_rule(rounds, settings)
-    params = settings.params
-    result: StopResult | None = None
-    if params is not None and not unidentified(params):
-        result = stop_rule(rounds, params, settings.tau)
-    mode, reason, agreement = choose_rule(rounds, params, settings)
+    mode, reason, agreement, result = choose_rule(rounds, settings.params, settings)
     stop_status = "not_identified" if result is None else "stopped"
     if result is not None and result.stop_round is None:
         stop_status = "past_data"

@@ -17,6 +17,7 @@ from policies.vrr import (
     guard_rule,
     marginal_gain,
     sign_identifiable,
+    stop_round_without,
     stop_rule,
     stop_test,
 )
@@ -157,7 +158,9 @@ def test_missing_parameters_make_the_loop_not_applicable_never_a_guard_fallback(
     assert "parameters not identified" in uncal.not_applicable and not uncal.applied
     assert uncal.shipped_round == uncal.actor_round and uncal.rounds_saved == 0
     ab = vrr_decide(rounds, VrrSettings(params=VrrParams(0.2, 0.1, math.nan, math.nan, 0.5)))
-    assert ab.not_applicable == "parameters not identified: alpha, beta"
+    assert ab.not_applicable == (
+        "parameters not identified: alpha, beta (the stop round depends on them)"
+    )
     assert ab.alternatives["stop_status"] == "not_identified"
     rho = choose_rule(rounds, VrrParams(math.nan, 0.1, 0.3, 0.1, 0.5), VrrSettings())
     assert rho[0] is None and "rho0" in rho[1]
@@ -188,3 +191,21 @@ def test_stop_past_the_recorded_rounds_is_unknown_or_ships_the_last_round() -> N
     assert d.unknown_reason is not None and "past the recorded rounds" in d.unknown_reason
     last = vrr_decide(rounds, VrrSettings(params=P, beyond_recorded="ship_last"))
     assert last.shipped_round == 1 and last.unknown_reason is None
+
+
+def test_a_missing_alpha_or_beta_is_searched_and_used_only_when_it_cannot_matter() -> None:
+    # rho1 = 0: a failed vote proves the candidate invalid, so b = 0 and G = alpha > 0 for any
+    # beta: repair goes on through both failed rounds whatever beta is
+    sure = VrrParams(0.2, 0.0, 0.3, math.nan, 0.5)
+    failed = [Round(0, 0, 1), Round(1, 0, 1)]
+    assert stop_round_without(failed, sure, ["beta"], 0.0) == (True, None)
+    d = vrr_decide(failed, VrrSettings(params=sure, beyond_recorded="ship_last"))
+    assert d.mode == "stop" and d.applied and "beta not identified" in d.reason
+    assert d.beliefs == [] and d.shipped_round == 1  # no series drawn with a made-up beta
+    # a passing round: stop or not depends on beta, so the loop is not applicable
+    passed = [Round(0, 0, 1), Round(1, 1, 1)]
+    assert stop_round_without(passed, sure, ["beta"], 0.0) == (False, None)
+    na = vrr_decide(passed, VrrSettings(params=sure))
+    assert na.not_applicable == "parameters not identified: beta (the stop round depends on them)"
+    with pytest.raises(ValueError):
+        stop_round_without(passed, sure, ["prior"], 0.0)

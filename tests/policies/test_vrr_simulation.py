@@ -128,3 +128,12 @@ def test_simulated_loops_round_trip_through_v1_events() -> None:
     obs, transitions = observations_from_traces(traces)
     assert len(obs) == 80 and len(transitions) == 60
     assert sum(o.first for o in obs) == 20
+
+
+def test_calibration_says_why_alpha_or_beta_is_not_identified() -> None:
+    obs = [VoteObservation(0, 1, False, True, 0), VoteObservation(1, 1, True, False, 0)]
+    cal = calibrate(obs, [(False, True), (False, False)], n_boot=20)
+    assert cal.params.beta != cal.params.beta  # NaN
+    assert any(
+        n.startswith("beta not identified: no labelled repair of a valid") for n in cal.notes
+    )
