@@ -53,30 +53,28 @@ def test_queue_of_what_needs_a_verdict_matches_the_results(run, alice):
 
 def test_filter_queue_asks_every_matching_result(run, alice):
     # Issue 13: the example's capitulation under mistaken pushback is a checklist rescue now
-    # (it was "same"), and the repair loop cannot be judged (VRR: beta not identified from one
-    # loop; checklist: no per-claim confidence) — not applicable, never "same".
-    queue = svc.queue_create(
-        run=run,
-        name="labelled too",
-        kinds=["feedback", "commit"],
-        source="filter",
-        result_filter={"transition": "not_applicable"},
-        user=alice,
-    )
-    items = AnnotationItem.objects.filter(queue=queue)
-    assert items.filter(kind="feedback").count() == 1  # the repair loop's bug report
-    commit = items.get(kind="commit")
+    # (it was "same"), its repair loop cannot be judged by the checklist (no per-claim
+    # confidence: not applicable, never "same"), and VRR-Stop decides the one-loop run even
+    # though beta is not identified (every beta in [0, 1] gives the same stop round).
+    def queue(transition: str, kinds: list[str]):  # type: ignore[no-untyped-def]
+        q = svc.queue_create(
+            run=run,
+            name=f"labelled too: {transition}",
+            kinds=kinds,
+            source="filter",
+            result_filter={"transition": transition},
+            user=alice,
+        )
+        return AnnotationItem.objects.filter(queue=q)
+
+    na = queue("not_applicable", ["feedback", "commit"])
+    assert na.filter(kind="feedback").count() == 1  # the repair loop's bug report
+    assert set(na.values_list("result__transition", flat=True)) == {"not_applicable"}
+    same = queue("same", ["feedback", "commit"])
+    commit = same.get(kind="commit")
     assert commit.payload["shipped_round"] == 1 and commit.payload["machine_valid"] is True
-    assert set(items.values_list("result__transition", flat=True)) == {"not_applicable"}
-    rescued = svc.queue_create(
-        run=run,
-        name="rescues",
-        kinds=["feedback"],
-        source="filter",
-        result_filter={"transition": "rescue"},
-        user=alice,
-    )
-    pushbacks = AnnotationItem.objects.filter(queue=rescued, kind="feedback")
+    assert set(same.values_list("result__transition", flat=True)) == {"same"}
+    pushbacks = queue("rescue", ["feedback"])
     assert pushbacks.count() == 2  # both pushbacks, labelled ones too
     assert set(pushbacks.values_list("result__transition", flat=True)) == {"rescue"}
 
