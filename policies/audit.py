@@ -12,7 +12,7 @@ from .decision import GuardPolicy
 from .environment import Environment
 from .jsonsafe import json_safe
 from .judges import Judge, make_judge
-from .replay import replay
+from .replay import Continuer, replay
 from .settings import policy_settings
 from .trace import JsonDict, Trace
 from .transitions import Transition, transition
@@ -92,6 +92,7 @@ class Auditor:
         judge: Judge | str | None = None,
         environment: Environment | None = None,
         judge_options: Mapping[str, Any] | None = None,
+        continuer: Continuer | None = None,
     ) -> None:
         settings = settings or {}
         unknown = set(settings) - set(POLICIES)
@@ -100,13 +101,16 @@ class Auditor:
         j = make_judge(judge, **dict(judge_options or {}))
         self.policies = [build_policy(n, settings.get(n), j) for n in policies]
         self.environment = environment
+        self.continuer = continuer
 
     def audit(self, trace: Trace | Sequence[JsonDict]) -> dict[str, PolicyResult]:
         t = trace if isinstance(trace, Trace) else Trace.from_events(trace)
         out: dict[str, PolicyResult] = {}
         for p in self.policies:
-            r = replay(t, [p], self.environment)
+            r = replay(t, [p], self.environment, self.continuer)
             summary = p.summary(t, r.decisions)
+            if r.accepted is not None:
+                summary["continuation_reason"] = r.continuation_reason
             guarded = r.guarded_success
             if (
                 p.name == "commit"
@@ -137,6 +141,7 @@ def audit_trace(
     judge: Judge | str | None = None,
     environment: Environment | None = None,
     judge_options: Mapping[str, Any] | None = None,
+    continuer: Continuer | None = None,
 ) -> dict[str, PolicyResult]:
     """Audit one trace under the named policies.
 
@@ -144,6 +149,7 @@ def audit_trace(
     policy, a dict of that policy's settings fields (unknown keys raise ``ValueError``).
     ``judge``: a `Judge` or a backend name ("heuristic" default, "recorded", "human",
     "openai" with ``judge_options`` such as base_url/model/api_key/timeout or verdicts).
-    ``environment``: an `Environment` for spliced continuations, else None.
+    ``environment``: an `Environment` for spliced continuations, else None. ``continuer``: a
+    live continuation (`policies.replay.Continuer`), else None.
     """
-    return Auditor(policies, settings, judge, environment, judge_options).audit(events)
+    return Auditor(policies, settings, judge, environment, judge_options, continuer).audit(events)
