@@ -3,13 +3,14 @@ prespecified lexical relation, not open-ended semantic inference"; SPEC §5.1).
 
 Two kinds of table:
 
-- a **declared** table per environment (`BFCL_TABLE`, read off the bfcl-eval package's
-  multi-turn classes and their docstrings): explicit pairs, including flag-valued inverses (the
-  same tool with a flag flipped: ``lockDoors(unlock=False)`` / ``lockDoors(unlock=True)``),
-  argument-less targets (``pressBrakePedal`` / ``releaseBrakePedal`` act on the one brake
-  pedal), renamed target arguments (``follow_user(username_to_follow)`` /
-  ``unfollow_user(username_to_unfollow)``) and targets created by the first call
-  (``cancel_order(order_id)`` names the id ``place_order`` returned);
+- a **declared** table per environment (`policies.inverse_bfcl.BFCL_TABLE`, read off the
+  bfcl-eval package's multi-turn classes and their docstrings): explicit pairs, including
+  flag-valued inverses (the same tool with a flag flipped: ``lockDoors(unlock=False)`` /
+  ``lockDoors(unlock=True)``), argument-less targets (``pressBrakePedal`` /
+  ``releaseBrakePedal`` act on the one brake pedal), renamed target arguments
+  (``follow_user(username_to_follow)`` / ``unfollow_user(username_to_unfollow)``) and targets
+  created by the first call (``cancel_order(order_id)`` names the id ``place_order``
+  returned);
 - the generic **lexical** table for every other trace: verb swaps in tool names
   (``lock_account`` / ``unlock_account``) on the same values of shared argument names.
 
@@ -19,6 +20,7 @@ unknown, and unknown is not the same (the house rule).
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from collections.abc import Mapping
@@ -308,184 +310,18 @@ class LexicalTable:
         return InverseMatch(f"{earlier_name}/{name}", "undo", how, (found[1],), tuple(shared))
 
 
-# --- BFCL --------------------------------------------------------------------------------
-
-_RELEASE = ("release", "releasing", "let go", "lift")
-BFCL_TABLE = DeclaredTable(
-    "bfcl",
-    [
-        # VehicleControlAPI
-        InversePair(
-            "brake pedal press/release",
-            Action("pressBrakePedal", "pedalPosition", (0,), negate=True),
-            Action("releaseBrakePedal"),
-            undo_words=_RELEASE,
-            do_words=("press", "pressed", "pressing", "depress"),
-        ),
-        InversePair(
-            "brake pedal press/press to 0",
-            Action("pressBrakePedal", "pedalPosition", (0,), negate=True),
-            Action("pressBrakePedal", "pedalPosition", (0,)),
-            undo_words=_RELEASE,
-            do_words=("press", "pressed", "pressing", "depress"),
-        ),
-        InversePair(
-            "doors lock/unlock",
-            Action("lockDoors", "unlock", (False,)),
-            Action("lockDoors", "unlock", (True,)),
-            target=(("door", "door"),),
-            undo_words=("unlock", "unlocked", "unlocking", "open"),
-            do_words=("lock", "locked", "locking", "secure"),
-        ),
-        InversePair(
-            "engine start/stop",
-            Action("startEngine", "ignitionMode", ("START",)),
-            Action("startEngine", "ignitionMode", ("STOP",)),
-            undo_words=("stop", "shut", "turn off", "switch off", "off"),
-            do_words=("start", "ignite", "ignition", "turn on"),
-        ),
-        InversePair(
-            "parking brake engage/release",
-            Action("activateParkingBrake", "mode", ("engage",)),
-            Action("activateParkingBrake", "mode", ("release",)),
-            undo_words=(*_RELEASE, "disengage"),
-            do_words=("engage", "activate", "apply", "set"),
-        ),
-        InversePair(
-            "headlights on/off",
-            Action("setHeadlights", "mode", ("on",)),
-            Action("setHeadlights", "mode", ("off",)),
-            undo_words=("off", "switch off", "turn off"),
-            do_words=("on", "switch on", "turn on"),
-        ),
-        InversePair(
-            "cruise control on/off",
-            Action("setCruiseControl", "activate", (True,)),
-            Action("setCruiseControl", "activate", (False,)),
-            undo_words=("deactivate", "disable", "off", "cancel", "disengage"),
-            do_words=("activate", "enable", "engage", "set"),
-        ),
-        # TwitterAPI
-        InversePair(
-            "follow/unfollow",
-            Action("follow_user"),
-            Action("unfollow_user"),
-            target=(("username_to_follow", "username_to_unfollow"),),
-            undo_words=("unfollow",),
-            do_words=("follow",),
-        ),
-        # TradingBot
-        InversePair(
-            "watchlist add/remove",
-            Action("add_to_watchlist"),
-            Action("remove_stock_from_watchlist"),
-            target=(("stock", "symbol"),),
-            undo_words=("remove", "delete", "drop"),
-            do_words=("add", "watch", "include"),
-        ),
-        InversePair(
-            "fund/withdraw",
-            Action("fund_account"),
-            Action("withdraw_funds"),
-            target=(("amount", "amount"),),
-            undo_words=("withdraw", "withdrawal", "take out"),
-            do_words=("fund", "deposit", "add", "top up"),
-        ),
-        InversePair(
-            "order place/cancel",
-            Action("place_order"),
-            Action("cancel_order"),
-            from_result=(("order_id", "order_id"),),
-            undo_words=("cancel", "revoke", "withdraw"),
-            symmetric=False,
-        ),
-        InversePair(
-            "trading login/logout",
-            Action("trading_login"),
-            Action("trading_logout"),
-            undo_words=("logout", "log out", "sign out", "log off"),
-            symmetric=False,
-        ),
-        # TravelAPI
-        InversePair(
-            "flight book/cancel",
-            Action("book_flight"),
-            Action("cancel_booking"),
-            from_result=(("booking_id", "booking_id"),),
-            undo_words=("cancel", "revoke", "annul"),
-            symmetric=False,
-        ),
-        # TicketAPI
-        InversePair(
-            "ticket login/logout",
-            Action("ticket_login"),
-            Action("logout"),
-            undo_words=("logout", "log out", "sign out", "log off"),
-            symmetric=False,
-        ),
-        # MessageAPI
-        InversePair(
-            "message send/delete",
-            Action("send_message"),
-            Action("delete_message"),
-            target=(("receiver_id", "receiver_id"),),
-            undo_words=("delete", "remove", "unsend", "retract", "recall"),
-            symmetric=False,
-        ),
-        # GorillaFileSystem (names are local to the working directory: same name, same turn)
-        InversePair(
-            "mkdir/rmdir",
-            Action("mkdir"),
-            Action("rmdir"),
-            target=(("dir_name", "dir_name"),),
-            undo_words=("remove", "delete", "rmdir", "erase"),
-            symmetric=False,
-            breakers=("cd",),
-        ),
-        InversePair(
-            "mkdir/rm",
-            Action("mkdir"),
-            Action("rm"),
-            target=(("dir_name", "file_name"),),
-            undo_words=("remove", "delete", "rm", "erase"),
-            symmetric=False,
-            breakers=("cd",),
-        ),
-        InversePair(
-            "touch/rm",
-            Action("touch"),
-            Action("rm"),
-            target=(("file_name", "file_name"),),
-            undo_words=("remove", "delete", "rm", "erase"),
-            symmetric=False,
-            breakers=("cd",),
-        ),
-        # MemoryAPI_kv
-        InversePair(
-            "core memory add/remove",
-            Action("core_memory_add"),
-            Action("core_memory_remove"),
-            target=(("key", "key"),),
-            undo_words=("remove", "delete", "forget", "erase"),
-            symmetric=False,
-        ),
-        InversePair(
-            "archival memory add/remove",
-            Action("archival_memory_add"),
-            Action("archival_memory_remove"),
-            target=(("key", "key"),),
-            undo_words=("remove", "delete", "forget", "erase"),
-            symmetric=False,
-        ),
-    ],
-)
-
 LEXICAL_TABLE = LexicalTable()
-INVERSE_TABLES: dict[str, InverseTable] = {"bfcl": BFCL_TABLE, "lexical": LEXICAL_TABLE}
+#: Tables by name; environments' declared tables are loaded on first use (see `table_for`).
+INVERSE_TABLES: dict[str, InverseTable] = {"lexical": LEXICAL_TABLE}
+DECLARED_TABLES: dict[str, str] = {"bfcl": "policies.inverse_bfcl:BFCL_TABLE"}
 
 
 def table_for(env: str, choice: str = "auto") -> InverseTable:
     """The table named ``choice``; "auto": the environment's declared table, else lexical."""
+    for name, target in list(DECLARED_TABLES.items()):
+        if name not in INVERSE_TABLES:
+            module, _, attr = target.partition(":")
+            INVERSE_TABLES[name] = getattr(importlib.import_module(module), attr)
     if choice != "auto":
         try:
             return INVERSE_TABLES[choice]
