@@ -5,8 +5,10 @@ Structural checks: the tool exists and was offered to the agent at that turn (BF
 excluded and not-yet-added functions), the arguments validate against its schema, every argument
 value is grounded in the trace (a user message, a tool result, or — this project's reading of
 "grounded" for constants of the tool itself — one of the parameter's enumerated values), and the
-twin differs from the actor's call. With no tool inventory in the header the existence and
-schema checks are skipped (``None``), not failed.
+twin differs from the actor's call. Values the twin carries unchanged from the actor's call
+are not checked for grounding (they are the actor's, and Fig. 6's twin "preserves the remainder
+of the proposed call"); the record lists them as ``carried``. With no tool inventory in the
+header the existence and schema checks are skipped (``None``), not failed.
 
 The gate replaces the actor's call only if in **both** orders the judge prefers the twin, marks
 the actor's call fatal and the twin non-fatal, with confidence ≥ ``min_confidence`` and rubric
@@ -144,7 +146,15 @@ def structural_checks(
                 props = tool.properties()
             else:
                 out["schema_valid"] = False
-        ungrounded = [k for k, v in twin.arguments.items() if not _grounded(v, props.get(k), facts)]
+        # A value the twin carries unchanged from the actor's call (Fig. 6: "preserves the
+        # remainder of the proposed call") is the actor's, not the twin's invention.
+        carried = [k for k, v in twin.arguments.items() if call.arguments.get(k, ...) == v]
+        ungrounded = [
+            k
+            for k, v in twin.arguments.items()
+            if k not in carried and not _grounded(v, props.get(k), facts)
+        ]
+        out["carried"] = carried
         out["ungrounded"] = ungrounded
         out["grounded"] = not ungrounded
         out["differs"] = not (
