@@ -438,3 +438,24 @@ def test_every_registered_certificate_reads_only_the_prefix() -> None:
         after = cert(t.events[call.index], CertContext(t, f, build_profile(t)))
         assert (before is None) == (after is None)
         assert before is None or after is None or before.twin == after.twin
+
+
+def test_a_missing_function_prompt_does_not_replace_the_request() -> None:
+    """BFCL miss_func: the turn that adds functions says only "I have updated some more
+    functions…"; the request it repeats is the previous one (so "release" asked there still
+    counts, and the stale-argument certificate still reads that request)."""
+    b = bfcl("miss", VEHICLE, missed_function={"1": ["releaseBrakePedal"]})
+    b.user("Start the engine, then release the brake.", turn=0)
+    b.call("c1", "pressBrakePedal", pedalPosition=1.0)
+    b.result("c1", content='{"brakePedalStatus": "pressed"}')
+    b.call("c2", "startEngine", ignitionMode="START")
+    b.result("c2", content='{"engineState": "running"}')
+    b.user("I have updated some more functions you can choose from. What about now?", turn=1)
+    b.call("c3", "releaseBrakePedal", turn=1)
+    call, ctx = at_last_call(b.events, inverse_scope="trace")
+    assert ctx.facts.latest_request.startswith("Start the engine")
+    assert ctx.facts.latest_user.startswith("I have updated")
+    assert inverse_action(call, ctx) is None  # the release was asked for in the request
+    b.events[1]["content"] = "Start the engine."
+    assert run(inverse_action, b, inverse_scope="trace") is not None
+    assert run(inverse_action, b) is None  # the press was in the previous turn
