@@ -67,7 +67,10 @@ class ToyEnvironment:
         goal = cfg.get("goal")
         # Nothing of the previous trace survives a reset: without a goal of its own a trace
         # gets the constructor's (usually none), never the last trace's.
-        self._goal = goal if isinstance(goal, dict) else copy.deepcopy(self._initial_goal)
+        if isinstance(goal, dict):
+            self._goal = goal
+        else:
+            self._goal = None if self._initial_goal is None else dict(self._initial_goal)
         fail = cfg.get("fail")
         self._fail = set(fail) if isinstance(fail, list) else set()
         self.calls = []
