@@ -15,7 +15,7 @@ copied from the failed call (2), each shared name token with the failed tool (1)
 shared between the candidate's name, description and chosen values and the error text (1),
 a tool the trace already called successfully (0.5). Ties: fewer arguments, then name. Tools
 the user's side has not made available at this turn (BFCL's excluded and not-yet-added
-functions) are never candidates.
+functions) are never candidates, nor is a read that already failed identically.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..facts import Attempt, TraceFacts, scalar_text
+from ..facts import Attempt, TraceFacts, canonical_args, scalar_text
 from ..tool_profile import READ_VERBS, ToolInfo, enum_values, name_tokens, text_stems
 from ..trace import ToolCall
 from .base import CertContext, Hit, Twin, register_certificate
@@ -130,6 +130,15 @@ def _typed(text: str, prop: Any) -> Any:
     return text
 
 
+def _failed_before(name: str, args: dict[str, Any], facts: TraceFacts) -> bool:
+    """The identical call failed earlier and that tool has not succeeded since."""
+    failed = facts.last_fail.get(name + "\x00" + canonical_args(args))
+    if failed is None:
+        return False
+    ok = facts.by_name_ok.get(name, [])
+    return not any((a.result_index or -1) > (failed.result_index or -1) for a in ok)
+
+
 def rank_evidence_calls(call: ToolCall, failed: Attempt, ctx: CertContext) -> list[Candidate]:
     """Grounded read-only calls other than the failed call itself, most relevant first (see
     module docstring)."""
@@ -144,6 +153,8 @@ def rank_evidence_calls(call: ToolCall, failed: Attempt, ctx: CertContext) -> li
         args, shared = filled
         if tool.name == call.name:
             continue  # the failed tool again (even with fewer arguments) gathers no evidence
+        if _failed_before(tool.name, args, ctx.facts):
+            continue  # a read that already failed this way is no evidence either
         words = _content_stems(
             " ".join([tool.name, tool.description.split("Tool description:")[-1]])
         )

@@ -459,3 +459,15 @@ def test_a_missing_function_prompt_does_not_replace_the_request() -> None:
     b.events[1]["content"] = "Start the engine."
     assert run(inverse_action, b, inverse_scope="trace") is not None
     assert run(inverse_action, b) is None  # the press was in the previous turn
+
+
+def test_a_read_that_already_failed_identically_is_not_a_twin() -> None:
+    b = Events("rr", tools=account_tools())
+    b.user("Change the payment of acc_7 to card_1")
+    b.call("c0", "get_account", key="acc_7")
+    b.result("c0", status="error", content="account service down")
+    b.call("c1", "set_payment", key="acc_7", value="card_1")
+    b.result("c1", status="error", content="payment method not found")
+    b.call("c2", "set_payment", key="acc_7", value="card_1")
+    hit = run(repeat_after_error, b)
+    assert hit is not None and hit.twin is not None and hit.twin.kind == "ask_user"
