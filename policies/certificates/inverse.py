@@ -68,9 +68,9 @@ def target_established(
 ) -> bool:
     """Precondition 3: a target named by value was established before the inverted call — in
     a user message, an earlier tool result, or as one of the parameter's enumerated values (a
-    car's doors) — not made up by the actor in that call (undoing
-    one's own made-up effect, ``touch js`` then ``rm js``, is a correction, not a reversal).
-    Argument-less targets and targets the inverted call created hold trivially."""
+    car's doors) — not made up by the actor in that call (undoing one's own made-up effect,
+    ``touch js`` then ``rm js``, is a correction, not a reversal). Argument-less targets and
+    targets the inverted call created hold trivially."""
     facts = ctx.facts
     info = ctx.profile.tools.get(call.name)
     props = info.properties() if info is not None else {}
