@@ -286,7 +286,8 @@ class ModelClient:
             return None, f"malformed response: not JSON: {self._redact(_snippet(body))}", attempts
         problem = envelope_problem(data)
         if problem is not None:
-            return None, f"malformed response: {self._redact(problem)}", attempts
+            prefix = "" if problem.startswith("the endpoint") else "malformed response: "
+            return None, prefix + self._redact(problem), attempts
         return data, None, attempts
 
 
