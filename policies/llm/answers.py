@@ -20,6 +20,15 @@ class MalformedAnswer(ValueError):
 
 def json_answer(text: str, schema: dict[str, Any]) -> dict[str, Any]:
     """The answer object, or `MalformedAnswer` saying what is wrong."""
+    obj = json_object(text)
+    errors = validate(obj, schema) + _ranges(obj, schema, "$")
+    if errors:
+        raise MalformedAnswer("; ".join(errors[:5]))
+    return obj
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """The one JSON object ``text`` holds (bare or in one fence), or `MalformedAnswer`."""
     s = text.strip()
     m = _FENCED.match(s)
     if m is not None:
@@ -30,9 +39,6 @@ def json_answer(text: str, schema: dict[str, Any]) -> dict[str, Any]:
         raise MalformedAnswer(f"not a JSON object ({exc})") from None
     if not isinstance(obj, dict):
         raise MalformedAnswer(f"expected a JSON object, got {type(obj).__name__}")
-    errors = validate(obj, schema) + _ranges(obj, schema, "$")
-    if errors:
-        raise MalformedAnswer("; ".join(errors[:5]))
     return obj
 
 

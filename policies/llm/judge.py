@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..judges import PairRequest, Verdict
-from .answers import MalformedAnswer, json_answer, raw_excerpt
+from .answers import MalformedAnswer, json_object, raw_excerpt
 from .budget import Budget
 from .cache import CallCache
 from .client import ModelClient
@@ -41,11 +41,18 @@ def verifier_messages(request: PairRequest) -> list[dict[str, str]]:
 
 
 def parse_verdict(text: str, judge: str = "llm") -> Verdict:
-    """A verdict from the model's answer text, or an abstention naming what was wrong."""
+    """A verdict from the model's answer text, or an abstention naming what was wrong.
+
+    Checks exactly what `VERDICT_SCHEMA` says, by hand: this runs once per judged
+    orientation, also on every cache hit, where a generic schema walk would cost more than
+    the rest of the hit path."""
     try:
-        obj = json_answer(text, VERDICT_SCHEMA)
+        obj = json_object(text)
+        problem = verdict_problem(obj)
     except MalformedAnswer as exc:
-        return Verdict.failed(judge, f"malformed verdict: {exc}")
+        problem = str(exc)
+    if problem is not None:
+        return Verdict.failed(judge, f"malformed verdict: {problem}")
     return Verdict(
         prefer=obj["prefer"],
         fatal_a=obj["fatal"]["A"],
@@ -55,6 +62,37 @@ def parse_verdict(text: str, judge: str = "llm") -> Verdict:
         confidence=float(obj["confidence"]),
         judge=judge,
     )
+
+
+_KEYS = frozenset(VERDICT_SCHEMA["required"])
+
+
+def _num(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and v == v
+
+
+def verdict_problem(obj: dict[str, Any]) -> str | None:
+    """What in ``obj`` breaks `VERDICT_SCHEMA`, or None."""
+    if set(obj) != _KEYS:
+        missing, extra = sorted(_KEYS - set(obj)), sorted(set(obj) - _KEYS)
+        return f"expected exactly {sorted(_KEYS)} (missing {missing}, unexpected {extra})"
+    scores, fatal = obj["scores"], obj["fatal"]
+    if not isinstance(scores, dict) or set(scores) != {"A", "B"}:
+        return "scores must be an object with A and B"
+    for side, v in scores.items():
+        if not _num(v) or float(v) != int(v) or not 0 <= v <= 4:
+            return f"scores.{side}: expected an integer from 0 to 4, got {v!r}"
+    if not isinstance(fatal, dict) or set(fatal) != {"A", "B"}:
+        return "fatal must be an object with A and B"
+    for side, v in fatal.items():
+        if not isinstance(v, bool):
+            return f"fatal.{side}: expected true or false, got {v!r}"
+    if obj["prefer"] not in ("A", "B"):
+        return f"prefer: expected A or B, got {obj['prefer']!r}"
+    c = obj["confidence"]
+    if not _num(c) or not 0 <= c <= 1:
+        return f"confidence: expected a number from 0 to 1, got {c!r}"
+    return None
 
 
 class LLMJudge:
