@@ -76,14 +76,26 @@ def test_both_orientations_are_asked_blind_and_the_gate_replaces(server: FakeOpe
     assert KEY not in json.dumps(res.to_dict())
 
 
-def test_a_literal_api_key_option_is_refused(server: FakeOpenAI) -> None:
+def test_the_llm_name_refuses_a_literal_api_key(server: FakeOpenAI) -> None:
+    from policies.llm.judge import make_llm_judge
+
     with pytest.raises(ValueError, match="api_key is not a setting"):
-        audit_trace(
-            lock_unlock_trace(),
-            ("twincheck",),
-            judge="openai",
-            judge_options=options(server, api_key=KEY),
-        )
+        make_llm_judge(options(server, api_key=KEY))
+
+
+def test_the_openai_alias_takes_the_apps_in_memory_key_and_never_records_it(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TA_MODEL_API_KEY")
+    server.responder = sensible
+    res = audit_trace(
+        lock_unlock_trace(),
+        ("twincheck",),
+        judge="openai",
+        judge_options=options(server, api_key="sk-from-app-settings"),
+    )["twincheck"]
+    assert server.requests[0].headers["Authorization"] == "Bearer sk-from-app-settings"
+    assert "sk-from-app-settings" not in json.dumps(res.to_dict())
 
 
 @pytest.mark.parametrize(
