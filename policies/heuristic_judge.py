@@ -177,14 +177,16 @@ class HeuristicJudge:
         fa, fb = ea.fatal, eb.fatal
         if not voted:
             why = "abstain: no signal separates the candidates"
-            return Verdict(None, fa, fb, sa, sb, 0.0, self.name, None, True, why, detail)
+            return Verdict(
+                None, fa, fb, sa, sb, 0.0, self.name, abstained=True, reason=why, evidence=detail
+            )
         if sa == sb:
             why = "tie: the position prior prefers A"
-            return Verdict("A", fa, fb, sa, sb, 0.5, self.name, None, False, why, detail)
+            return Verdict("A", fa, fb, sa, sb, 0.5, self.name, reason=why, evidence=detail)
         prefer = "A" if sa > sb else "B"
         confidence = round(1.0 / (1.0 + math.exp(-net)), 4)
         why = f"prefers {prefer}: score {max(sa, sb):g} vs {min(sa, sb):g}"
-        return Verdict(prefer, fa, fb, sa, sb, confidence, self.name, None, False, why, detail)
+        return Verdict(prefer, fa, fb, sa, sb, confidence, self.name, reason=why, evidence=detail)
 
 
 def evidence(p: Proposal, facts: TraceFacts, profile: ToolProfile | None) -> Evidence:

@@ -22,8 +22,8 @@ JudgeSpec = str | Judge | None
 _FACTORIES: dict[str, JudgeFactory] = {}
 _ALIASES: dict[str, str] = {}
 
-#: Backends imported on first use: name → "module:factory". The model-backends module adds
-#: ``"llm"`` here (and makes ``openai`` an alias of it) when it lands.
+#: Backends imported on first use: name → "module:factory". ``openai`` is the model judge's
+#: old name, kept by `policies.judge_openai` (it still takes the app's in-memory key).
 BACKEND_MODULES: dict[str, str] = {"openai": "policies.judge_openai:OpenAIJudge"}
 
 
@@ -69,6 +69,15 @@ def make_judge(spec: JudgeSpec, **options: Any) -> Judge:
     return _factory(spec)(**options)
 
 
+def _llm(**options: Any) -> Judge:
+    """The ``llm`` judge (`policies.llm.judge`), imported on first use: it brings the HTTP
+    client stack, which an offline audit never needs."""
+    from .llm.judge import make_llm_judge
+
+    return make_llm_judge(options)
+
+
 register_judge("heuristic", HeuristicJudge)
+register_judge("llm", _llm)
 register_judge("recorded", RecordedJudge)
 register_judge("human", lambda verdicts=None: HumanJudge(verdicts or {}))

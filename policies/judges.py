@@ -16,7 +16,7 @@ actor's call in both cases.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .facts import TraceFacts, canonical_args
@@ -76,25 +76,16 @@ class Verdict:
     confidence: float
     judge: str
     error: str | None = None
+    # Keyword-only: added after backends existed, they take no positional slot, so a
+    # subclass's own fields (an LLM verdict's call reference) keep theirs.
+    _: KW_ONLY
     abstained: bool = False  # no evidence, or awaiting (human) review: the actor is kept
     reason: str = ""  # why, in a sentence (the judge's own account)
     evidence: dict[str, Any] = field(default_factory=dict)  # per side, for offline judges
 
     def to_dict(self) -> dict[str, Any]:
-        # Shallow on purpose: ``evidence`` is already plain JSON data (asdict deep-copies it).
-        return {
-            "prefer": self.prefer,
-            "fatal_a": self.fatal_a,
-            "fatal_b": self.fatal_b,
-            "score_a": self.score_a,
-            "score_b": self.score_b,
-            "confidence": self.confidence,
-            "judge": self.judge,
-            "error": self.error,
-            "abstained": self.abstained,
-            "reason": self.reason,
-            "evidence": self.evidence,
-        }
+        # Shallow on purpose: the fields are plain JSON data already (asdict deep-copies).
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
     @classmethod
     def failed(cls, judge: str, error: str) -> Verdict:
@@ -103,6 +94,16 @@ class Verdict:
     @classmethod
     def abstain(cls, judge: str, reason: str) -> Verdict:
         return cls(None, False, False, 0.0, 0.0, 0.0, judge, abstained=True, reason=reason)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 class Judge(Protocol):

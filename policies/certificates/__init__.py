@@ -23,7 +23,13 @@ from .base import (
     turn_made_progress,
 )
 from .inverse import REVERSAL_WORDS, inverse_action, inverted_success, requested_reversal
-from .repeat import failed_identical, rank_evidence_calls, repeat_after_error, success_since
+from .repeat import (
+    failed_identical,
+    rank_evidence_calls,
+    read_only_tools,
+    repeat_after_error,
+    success_since,
+)
 from .stale import (
     from_earlier_lookup,
     identifier_kind,
@@ -55,6 +61,7 @@ __all__ = [
     "names_self",
     "not_bound_in_turn",
     "rank_evidence_calls",
+    "read_only_tools",
     "register_certificate",
     "repeat_after_error",
     "requested_instead",

@@ -24,8 +24,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..facts import Attempt, TraceFacts, canonical_args, scalar_text
-from ..tool_profile import READ_VERBS, ToolInfo, enum_values, name_tokens, text_stems
-from ..trace import ToolCall
+from ..tool_profile import (
+    READ_VERBS,
+    ToolInfo,
+    ToolProfile,
+    build_profile,
+    enum_values,
+    name_tokens,
+    text_stems,
+)
+from ..trace import ToolCall, ToolSpec, Trace
 from .base import CertContext, Hit, Twin, register_certificate
 
 #: Words too common in error texts and tool descriptions to say anything about relevance.
@@ -71,17 +79,17 @@ def _content_stems(text: str) -> set[str]:
     return {s for s in text_stems(text) if s not in _STOP and len(s) > 2}
 
 
-def read_only_candidates(ctx: CertContext) -> list[ToolInfo]:
-    """Read-only tools of the trace; when the header lists none, read-verb tools the trace
-    already called successfully, with that call's argument names as required parameters."""
-    turn = ctx.facts.turn
+def read_only_candidates(profile: ToolProfile, facts: TraceFacts) -> list[ToolInfo]:
+    """Read-only tools of the trace offered at this turn; when the header lists no tools,
+    read-verb tools the trace already called successfully, with that call's argument names as
+    required parameters."""
     tools = [
-        t for t in ctx.profile.tools.values() if t.read_only and ctx.profile.available(t.name, turn)
+        t for t in profile.tools.values() if t.read_only and profile.available(t.name, facts.turn)
     ]
-    if tools or ctx.profile.tools:
+    if tools or profile.tools:
         return tools
     seen: list[ToolInfo] = []
-    for name, attempts in ctx.facts.by_name_ok.items():
+    for name, attempts in facts.by_name_ok.items():
         if (name_tokens(name) or [""])[0] in READ_VERBS and attempts:
             args = attempts[-1].call.arguments
             schema = {"type": "object", "properties": {k: {} for k in args}, "required": list(args)}
@@ -146,7 +154,7 @@ def rank_evidence_calls(call: ToolCall, failed: Attempt, ctx: CertContext) -> li
     family = ctx.profile.family(call.name)
     own = {t for t in name_tokens(call.name) if t not in READ_VERBS}
     out: list[Candidate] = []
-    for tool in read_only_candidates(ctx):
+    for tool in read_only_candidates(ctx.profile, ctx.facts):
         filled = _fill(tool, call, ctx.facts, error)
         if filled is None:
             continue
@@ -172,6 +180,16 @@ def rank_evidence_calls(call: ToolCall, failed: Attempt, ctx: CertContext) -> li
         out.append(Candidate(tool.name, args, score, f))
     out.sort(key=lambda c: (-c.score, len(c.arguments), c.tool))
     return out
+
+
+def read_only_tools(trace: Trace, facts: TraceFacts) -> list[ToolSpec]:
+    """The read-only tools a twin generator may offer at this point of ``trace`` (``facts``:
+    its prefix): the header's specs, or the observed read-verb tools when it lists none."""
+    specs = {t.name: t for t in trace.header.tools}
+    return [
+        specs.get(t.name) or ToolSpec(t.name, t.description, t.parameters, read_only=True)
+        for t in read_only_candidates(build_profile(trace), facts)
+    ]
 
 
 @register_certificate("repeat_after_error")

@@ -46,10 +46,12 @@ def test_registered_backend_and_alias(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "always_a" in judge_names()
 
 
-def test_lazy_backend_is_imported_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_backends_are_imported_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(judge_registry, "_FACTORIES", dict(judge_registry._FACTORIES))
-    j: Any = make_judge("openai", base_url="http://127.0.0.1:9", model="m")
-    assert type(j).__name__ == "OpenAIJudge" and j.model == "m"
+    llm: Any = make_judge("llm", base_url="http://127.0.0.1:9/v1", model="m", offline=True)
+    old: Any = make_judge("openai", base_url="http://127.0.0.1:9/v1", model="m", offline=True)
+    assert type(llm).__name__ == type(old).__name__ == "LLMJudge"  # openai: the old name
+    assert llm.name == "llm"
     monkeypatch.setitem(judge_registry.BACKEND_MODULES, "fixed2", f"{__name__}:Fixed")
     assert isinstance(make_judge("fixed2"), Fixed)
 
