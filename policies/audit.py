@@ -16,7 +16,7 @@ from .replay import Continuer, replay
 from .settings import policy_settings
 from .trace import JsonDict, Trace
 from .transitions import Transition, transition
-from .twincheck import TwinCheckPolicy
+from .twincheck import TwinCheckPolicy, TwinGenerator
 from .vrr_policy import VrrPolicy
 
 POLICIES: tuple[str, ...] = ("twincheck", "checklist", "vrr", "commit")
@@ -60,11 +60,14 @@ class PolicyResult:
 
 
 def build_policy(
-    name: str, settings: Mapping[str, Any] | None = None, judge: Judge | None = None
+    name: str,
+    settings: Mapping[str, Any] | None = None,
+    judge: Judge | None = None,
+    twin_generator: TwinGenerator | None = None,
 ) -> GuardPolicy:
     s = policy_settings(name, settings)
     if name == "twincheck":
-        return TwinCheckPolicy(s, judge)
+        return TwinCheckPolicy(s, judge, twin_generator)
     if name == "checklist":
         return ChecklistPolicy(s)
     if name == "vrr":
@@ -93,13 +96,14 @@ class Auditor:
         environment: Environment | None = None,
         judge_options: Mapping[str, Any] | None = None,
         continuer: Continuer | None = None,
+        twin_generator: TwinGenerator | None = None,
     ) -> None:
         settings = settings or {}
         unknown = set(settings) - set(POLICIES)
         if unknown:
             raise ValueError(f"settings for unknown policies: {sorted(unknown)}")
         j = make_judge(judge, **dict(judge_options or {}))
-        self.policies = [build_policy(n, settings.get(n), j) for n in policies]
+        self.policies = [build_policy(n, settings.get(n), j, twin_generator) for n in policies]
         self.environment = environment
         self.continuer = continuer
 

@@ -6,6 +6,11 @@ the structural checks; (3) the judge sees the actor's call and the twin as A and
 orders, never the certificate, and the switch gate decides (`twincheck_gate`); (4) everything
 is recorded. Replay stops at the first accepted replacement (`policies.replay`).
 
+A twin generator (``TwinCheckPolicy(generator=...)``, e.g. the model backends'
+`policies.llm.twin.TwinGenerator`) proposes repeat-after-error's evidence-gathering call, as
+the paper's Fig. 5 generator does; the deterministic ranking stays in the record and stands in
+when the generator produces nothing. Its twin passes the same structural checks and gate.
+
 The continuation after a replacement: a twin that deletes the call or ends the turn
 (completion, ask-user) is spliced onto the recorded suffix; a twin call is spliced only when no
 later recorded call reads the replaced call's output — the engine checks that
@@ -14,9 +19,9 @@ later recorded call reads the replaced call's output — the engine checks that
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .certificates import ASK_USER_TEXT, CERTIFICATES, COMPLETION_TEXT, CertContext, Hit, Twin
 from .decision import Decision
@@ -29,6 +34,8 @@ from .twincheck_gate import GateDecision, failed_checks, structural_checks, swit
 
 __all__ = [
     "GateDecision",
+    "TwinGenerator",
+    "TwinProposal",
     "Twin",
     "TwinCheckPolicy",
     "TwinCheckSettings",
@@ -84,6 +91,40 @@ class TwinCheckSettings:
             "inverse_scope": self.inverse_scope,
             "verify": self.verify,
         }
+
+
+class TwinProposal(Protocol):
+    """What a twin generator returns: ``call`` ({"name", "arguments"}) when its proposal
+    passed the generator's own checks, else None with ``error``; ``record``: the model call's
+    reference, for the decision record (`policies.llm.twin.TwinProposal`)."""
+
+    @property
+    def call(self) -> dict[str, Any] | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def record(self) -> dict[str, Any]: ...
+
+
+#: ``(call, facts, trace) -> TwinProposal`` at a repeat-after-error point, ``facts`` being the
+#: prefix before ``call`` (the paper's generator, App. Fig. 5: "the generator proposes an
+#: evidence-gathering call"); `policies.llm.twin.TwinGenerator` is one.
+TwinGenerator = Callable[[ToolCall, TraceFacts, Trace], TwinProposal]
+
+
+def with_generated_twin(hit: Hit, proposal: TwinProposal) -> Hit:
+    """A repeat-after-error hit with the generator's twin; when the generator produced none,
+    the deterministic twin stands and the record says why."""
+    details = {**hit.details, "generator": {"error": proposal.error, **dict(proposal.record)}}
+    call = proposal.call
+    if call is not None:
+        args = call.get("arguments")
+        twin = Twin("call", str(call.get("name", "")), dict(args) if isinstance(args, dict) else {})
+        why = "model-generated evidence-gathering call (the deterministic ranking: candidates)"
+        return Hit(hit.certificate, details, twin, why)
+    return Hit(
+        hit.certificate, details, hit.twin, f"generator: {proposal.error}; {hit.twin_reason}"
+    )
 
 
 def render_context(events: list[Event], limit: int) -> str:
@@ -142,16 +183,29 @@ class TwinCheckPolicy:
     name = "twincheck"
 
     def __init__(
-        self, settings: TwinCheckSettings | None = None, judge: Judge | None = None
+        self,
+        settings: TwinCheckSettings | None = None,
+        judge: Judge | None = None,
+        generator: TwinGenerator | None = None,
     ) -> None:
         self.settings = settings or TwinCheckSettings()
         self.judge = judge or HeuristicJudge()
+        self.generator = generator
         self._settings_dict = self.settings.to_dict()
         self._certs = [(n, CERTIFICATES[n]) for n in self.settings.certificates]
 
     def certify(self, call: ToolCall, ctx: CertContext) -> list[Hit]:
-        """Every certificate that holds at ``call``, in the settings' order."""
-        return [hit for _name, cert in self._certs if (hit := cert(call, ctx)) is not None]
+        """Every certificate that holds at ``call``, in the settings' order; with a twin
+        generator, repeat-after-error's twin is the generator's when it produced one."""
+        hits = [hit for _name, cert in self._certs if (hit := cert(call, ctx)) is not None]
+        if self.generator is not None:
+            hits = [
+                with_generated_twin(h, self.generator(call, ctx.facts, ctx.trace))
+                if h.certificate == "repeat_after_error"
+                else h
+                for h in hits
+            ]
+        return hits
 
     def decide(self, call: ToolCall, hit: Hit, ctx: CertContext, pair_id: str) -> Decision:
         s = self.settings
