@@ -14,8 +14,10 @@ from .commit import CommitPolicy, CommitSettings, commit_rule
 from .decision import Decision, GuardPolicy
 from .environment import Environment, ToolOutcome, ToyEnvironment
 from .extractors import ExtractorSettings, answers_agree, extract_answer
+from .heuristic_judge import HeuristicJudge
 from .judge_openai import OpenAIJudge
-from .judges import HeuristicJudge, HumanJudge, Judge, RecordedJudge, Verdict, make_judge
+from .judge_registry import make_judge, register_judge
+from .judges import HumanJudge, Judge, RecordedJudge, Verdict
 from .replay import ReplayResult, replay
 from .report import summarise_run
 from .trace import Trace
@@ -59,6 +61,7 @@ __all__ = [
     "commit_rule",
     "extract_answer",
     "make_judge",
+    "register_judge",
     "marginal_gain",
     "replay",
     "revision_rule",

@@ -13,11 +13,11 @@ from .decision import GuardPolicy
 from .environment import Environment
 from .jsonsafe import json_safe
 from .judges import Judge, make_judge
-from .replay import replay
+from .replay import Continuer, replay
 from .settings import policy_settings
 from .trace import JsonDict, Trace
 from .transitions import Transition, transition
-from .twincheck import TwinCheckPolicy
+from .twincheck import TwinCheckPolicy, TwinGenerator
 from .vrr_policy import VrrPolicy
 
 POLICIES: tuple[str, ...] = ("twincheck", "checklist", "vrr", "commit")
@@ -73,6 +73,7 @@ def build_policy(
     name: str,
     settings: Mapping[str, Any] | None = None,
     judge: Judge | None = None,
+    twin_generator: TwinGenerator | None = None,
     responder: Responder | None = None,
     labeler: Responder | None = None,
 ) -> GuardPolicy:
@@ -80,7 +81,7 @@ def build_policy(
     (`policies.commit_live`); other policies ignore them."""
     s = policy_settings(name, settings)
     if name == "twincheck":
-        return TwinCheckPolicy(s, judge)
+        return TwinCheckPolicy(s, judge, twin_generator)
     if name == "checklist":
         return ChecklistPolicy(s)
     if name == "vrr":
@@ -127,6 +128,8 @@ class Auditor:
         judge: Judge | str | None = None,
         environment: Environment | None = None,
         judge_options: Mapping[str, Any] | None = None,
+        continuer: Continuer | None = None,
+        twin_generator: TwinGenerator | None = None,
         responder: Responder | None = None,
         labeler: Responder | None = None,
     ) -> None:
@@ -135,15 +138,21 @@ class Auditor:
         if unknown:
             raise ValueError(f"settings for unknown policies: {sorted(unknown)}")
         j = make_judge(judge, **dict(judge_options or {}))
-        self.policies = [build_policy(n, settings.get(n), j, responder, labeler) for n in policies]
+        self.policies = [
+            build_policy(n, settings.get(n), j, twin_generator, responder, labeler)
+            for n in policies
+        ]
         self.environment = environment
+        self.continuer = continuer
 
     def audit(self, trace: Trace | Sequence[JsonDict]) -> dict[str, PolicyResult]:
         t = trace if isinstance(trace, Trace) else Trace.from_events(trace)
         out: dict[str, PolicyResult] = {}
         for p in self.policies:
-            r = replay(t, [p], self.environment)
+            r = replay(t, [p], self.environment, self.continuer)
             summary = p.summary(t, r.decisions)
+            if r.accepted is not None:
+                summary["continuation_reason"] = r.continuation_reason
             actor = r.actor_success
             if p.name in ("vrr", "commit") and summary.get("actor_correct") is not None:
                 actor = summary["actor_correct"]
@@ -177,6 +186,7 @@ def audit_trace(
     judge: Judge | str | None = None,
     environment: Environment | None = None,
     judge_options: Mapping[str, Any] | None = None,
+    continuer: Continuer | None = None,
     responder: Responder | None = None,
     labeler: Responder | None = None,
 ) -> dict[str, PolicyResult]:
@@ -186,11 +196,18 @@ def audit_trace(
     policy, a dict of that policy's settings fields (unknown keys raise ``ValueError``).
     ``judge``: a `Judge` or a backend name ("heuristic" default, "recorded", "human",
     "openai" with ``judge_options`` such as base_url/model/api_key/timeout or verdicts).
-    ``environment``: an `Environment` for spliced continuations, else None.
-    ``responder`` / ``labeler``: the commit rule's live re-check / "pick one" calls and its
-    answer-agreement model (chat messages → reply text); without them those outcomes are
-    unknown.
+    ``environment``: an `Environment` for spliced continuations, else None. ``continuer``: a
+    live continuation (`policies.replay.Continuer`), else None. ``responder`` / ``labeler``:
+    the commit rule's live re-check / "pick one" calls and its answer-agreement model (chat
+    messages → reply text); without them those outcomes are unknown.
     """
-    return Auditor(policies, settings, judge, environment, judge_options, responder, labeler).audit(
-        events
-    )
+    return Auditor(
+        policies,
+        settings,
+        judge,
+        environment,
+        judge_options,
+        continuer,
+        responder=responder,
+        labeler=labeler,
+    ).audit(events)

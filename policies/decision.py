@@ -20,6 +20,9 @@ class Decision:
     replacement ends the episode (a committed answer); ``skip_turn`` drops the rest of that
     turn's recorded actions (a completion response ends the turn). ``guarded_success`` is set
     when the policy knows the guarded outcome from labels (e.g. it ships a labelled candidate).
+    ``requires_unread_output``: the replacement is a different call, so re-executing the
+    recorded suffix after it is valid only when no later recorded call reads the replaced
+    call's output (SPEC §4); the engine checks and otherwise needs a live continuation.
     ``record`` is JSON-serialisable plain data.
     """
 
@@ -31,6 +34,7 @@ class Decision:
     continue_recorded: bool = False
     guarded_success: bool | None = None
     skip_turn: int | None = None  # recorded actions of this turn are not re-executed
+    requires_unread_output: bool = False
 
 
 class GuardPolicy(Protocol):

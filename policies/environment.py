@@ -54,6 +54,7 @@ class ToyEnvironment:
         self, state: dict[str, Any] | None = None, goal: dict[str, Any] | None = None
     ) -> None:
         self._initial = copy.deepcopy(state or {})
+        self._initial_goal = copy.deepcopy(goal)
         self._goal = goal
         self._state: dict[str, Any] = {}
         self._fail: set[str] = set()
@@ -64,8 +65,12 @@ class ToyEnvironment:
         init = cfg.get("state")
         self._state = copy.deepcopy(init if isinstance(init, dict) else self._initial)
         goal = cfg.get("goal")
+        # Nothing of the previous trace survives a reset: without a goal of its own a trace
+        # gets the constructor's (usually none), never the last trace's.
         if isinstance(goal, dict):
             self._goal = goal
+        else:
+            self._goal = None if self._initial_goal is None else dict(self._initial_goal)
         fail = cfg.get("fail")
         self._fail = set(fail) if isinstance(fail, list) else set()
         self.calls = []

@@ -1,34 +1,40 @@
 """Pairwise judges for TwinCheck's counterbalanced verification (SPEC §4 "Judges", §5.1 step 3).
 
-A judge sees two proposals as A and B only — never which is the actor's — and returns a
-`Verdict`: preference, fatal flags, 0–4 rubric scores and a confidence. Backends here:
-``heuristic`` (deterministic, offline default), ``recorded`` (``judgment`` events of the
-trace) and ``human`` (verdicts supplied from outside). ``openai`` is in `judge_openai`.
-A backend failure is reported as a verdict with ``error`` set, which the gate treats as "keep
-the actor's call".
+A judge sees two proposals as A and B only — never which is the actor's, never the certificate
+that triggered the comparison — and returns a `Verdict`: preference, fatal flags, 0–4 rubric
+scores and a confidence. This module holds the types every backend shares and two backends:
+``recorded`` (``judgment`` events of the trace) and ``human`` (verdicts from the annotation
+UI). ``heuristic`` is in `policies.heuristic_judge`; model backends live in their own modules
+and register in `policies.judge_registry`, which chooses backends by name — this module
+imports no backend.
+
+A backend failure is a verdict with ``error`` set; a judge without evidence (or a pair still
+awaiting human review) abstains: ``abstained=True`` with a ``reason``. The gate keeps the
+actor's call in both cases.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import KW_ONLY, asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .certificates import INVERSE_VERBS, REVERSAL_WORDS, inverse_name, stale_replacement
 from .facts import TraceFacts, canonical_args
 from .trace import Judgment, Trace, event_from_dict
 
+if TYPE_CHECKING:
+    from .judge_registry import JudgeSpec
+
 Orientation = Literal["actor_first", "twin_first"]
-_WORD = re.compile(r"[a-z]+")
 ORIENTATIONS: tuple[Orientation, Orientation] = ("actor_first", "twin_first")
 
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    """A candidate next step: a tool call, the completion response, or nothing."""
+    """A candidate next step: a tool call, the completion response, a question to the user
+    (both end the turn), or nothing (skip the step)."""
 
-    kind: Literal["call", "completion", "delete"]
+    kind: Literal["call", "completion", "delete", "ask_user"]
     name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
     text: str = ""
@@ -36,7 +42,7 @@ class Proposal:
     def render(self) -> str:
         if self.kind == "call":
             return f"call {self.name}({canonical_args(self.arguments)})"
-        if self.kind == "completion":
+        if self.kind in ("completion", "ask_user"):
             return f"reply to the user: {self.text!r} (end the turn)"
         return "do nothing (skip this step)"
 
@@ -46,6 +52,11 @@ class Proposal:
 
 @dataclass(frozen=True, slots=True)
 class PairRequest:
+    """One orientation of one pair. ``context`` is the trace so far rendered as text (what a
+    remote judge is sent). ``facts`` are the same prefix's facts, for offline backends;
+    ``trace`` is the whole trace, for the ``recorded`` backend to find its judgment events and
+    for the header's tool inventory — a judge must not read events at or after the call."""
+
     pair_id: str
     orientation: Orientation
     a: Proposal
@@ -65,61 +76,40 @@ class Verdict:
     confidence: float
     judge: str
     error: str | None = None
+    # Keyword-only: added after backends existed, they take no positional slot, so a
+    # subclass's own fields (an LLM verdict's call reference) keep theirs.
+    _: KW_ONLY
+    abstained: bool = False  # no evidence, or awaiting (human) review: the actor is kept
+    reason: str = ""  # why, in a sentence (the judge's own account)
+    evidence: dict[str, Any] = field(default_factory=dict)  # per side, for offline judges
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Shallow on purpose: the fields are plain JSON data already (asdict deep-copies).
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
     @classmethod
     def failed(cls, judge: str, error: str) -> Verdict:
         return cls(None, False, False, 0.0, 0.0, 0.0, judge, error)
+
+    @classmethod
+    def abstain(cls, judge: str, reason: str) -> Verdict:
+        return cls(None, False, False, 0.0, 0.0, 0.0, judge, abstained=True, reason=reason)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 class Judge(Protocol):
     name: str
 
     def judge(self, request: PairRequest) -> Verdict: ...
-
-
-# --- heuristic ----------------------------------------------------------------------
-
-
-class HeuristicJudge:
-    """Deterministic offline judge. Each proposal is scored on its own (so the verdict cannot
-    depend on the A/B order): a call that repeats a failed call, inverts an earlier success
-    without a reversal request, or uses an argument value the trace does not ground is judged
-    fatal. Clearly a heuristic, labelled as such in every verdict."""
-
-    name = "heuristic"
-
-    def _score(self, p: Proposal, facts: TraceFacts | None) -> tuple[float, bool]:
-        if p.kind != "call":
-            if facts is not None and facts.succeeded_operation() and not facts.unresolved_failure():
-                return (3.0 if p.kind == "completion" else 2.0), False
-            return 1.0, False
-        if facts is None:
-            return 2.0, False
-        key = p.name + "\x00" + canonical_args(p.arguments)
-        failed = facts.last_fail.get(key)
-        if failed is not None and facts.last_ok_index <= (failed.result_index or -1):
-            return 0.0, True
-        inv = inverse_name(p.name)
-        if inv and facts.by_name_ok.get(inv):
-            words = set(_WORD.findall(facts.latest_user.lower()))
-            verb = next((w for w in _WORD.findall(p.name.lower()) if w in INVERSE_VERBS), "")
-            if not (words & REVERSAL_WORDS or verb in words):
-                return 0.0, True
-        if not all(facts.grounded(v) for v in p.arguments.values()):
-            return 1.0, True
-        if any(stale_replacement(v, facts) is not None for v in p.arguments.values()):
-            return 1.0, True
-        return 4.0, False
-
-    def judge(self, request: PairRequest) -> Verdict:
-        sa, fa = self._score(request.a, request.facts)
-        sb, fb = self._score(request.b, request.facts)
-        prefer = "A" if sa > sb else "B" if sb > sa else None
-        confidence = min(1.0, 0.5 + 0.125 * abs(sa - sb))
-        return Verdict(prefer, fa, fb, sa, sb, confidence, self.name)
 
 
 # --- recorded -----------------------------------------------------------------------
@@ -178,10 +168,15 @@ class RecordedJudge:
         )
 
 
+AWAITING_REVIEW = "awaiting human review"
+
+
 class HumanJudge:
     """Verdicts supplied from outside (the annotation UI), keyed by ``(pair_id,
     orientation)`` or ``"pair_id|orientation"``; each a mapping with ``prefer``, ``fatal``
-    ({"A","B"} flags or list), ``scores`` and ``confidence``."""
+    ({"A","B"} flags or list), ``scores`` and ``confidence``. A pair without a verdict is
+    awaiting review, not an error: the verdict abstains with reason `AWAITING_REVIEW` (the
+    decision record lists such pairs so the app can queue them)."""
 
     name = "human"
 
@@ -199,24 +194,14 @@ class HumanJudge:
     def judge(self, request: PairRequest) -> Verdict:
         v = self._v.get((request.pair_id, request.orientation))
         if v is None:
-            return Verdict.failed(self.name, "no human verdict yet")
+            return Verdict.abstain(self.name, AWAITING_REVIEW)
         j = event_from_dict({"type": "judgment", **dict(v), "judge": v.get("judge", "human")})
         assert isinstance(j, Judgment)
         return verdict_from_judgment(j)
 
 
-def make_judge(spec: str | Judge | None, **options: Any) -> Judge:
-    """A judge from a name ("heuristic", "recorded", "human", "openai") or an instance."""
-    if spec is None or spec == "heuristic":
-        return HeuristicJudge()
-    if not isinstance(spec, str):
-        return spec
-    if spec == "recorded":
-        return RecordedJudge()
-    if spec == "human":
-        return HumanJudge(options.get("verdicts", {}))
-    if spec == "openai":
-        from .judge_openai import OpenAIJudge
+def make_judge(spec: JudgeSpec, **options: Any) -> Judge:
+    """Kept for old imports: backend selection lives in `policies.judge_registry`."""
+    from .judge_registry import make_judge as _make
 
-        return OpenAIJudge(**options)
-    raise ValueError(f"unknown judge backend {spec!r}")
+    return _make(spec, **options)

@@ -25,6 +25,7 @@ pytest.importorskip("bfcl_eval")
 from policies import audit_trace  # noqa: E402
 from policies.env_bfcl import BFCLEnvironment, call_string  # noqa: E402
 from policies.replay import actor_outcome  # noqa: E402
+from policies.tool_profile import BFCL_READ_ONLY  # noqa: E402
 from policies.trace import ToolCall, Trace  # noqa: E402
 from traces.importers.base import ImportReport  # noqa: E402
 from traces.importers.bfcl import BFCLImporter, load_tasks, parse_call_string  # noqa: E402
@@ -561,7 +562,11 @@ def test_twincheck_splices_through_the_environment() -> None:
         r = results["twincheck"]
         if r.continuation == "spliced":
             found.append(r)
+            [d] = [d for d in r.record["decisions"] if d["gate"]["replace"]]
+            assert d["certificate"]["name"] == "repeat_after_error"
+            assert d["twin"]["name"] in BFCL_READ_ONLY and d["twin"]["name"] != name
             assert r.actor_success is True  # failed calls change nothing: the actor passes
+            assert r.transition == "same"  # and a read in their place changes nothing either
             assert r.guarded_success in (True, False)
             assert r.transition in ("same", "harm", "rescue")
             executed = [e for e in r.guarded_trajectory or [] if e.get("meta", {}).get("executed")]
@@ -587,3 +592,23 @@ def test_replay_passes_turns() -> None:
     assert [row["model_calls"] for row in details["turns"]] == [
         per_turn[t] for t in range(len(details["turns"]))
     ]
+
+
+def test_unasked_brake_release_is_rescued_by_a_spliced_completion() -> None:
+    """The real failure of issue 11 (gpt-oss runs, base_56): the model presses the brake,
+    starts the engine, then releases the brake nobody asked to release; the ground truth keeps
+    it pressed. inverse_action holds (BFCL table, argument-less target), the heuristic judge
+    prefers the completion in both orders, and the splice through the package's checker turns
+    the failure into a success."""
+    task = load_tasks()["multi_turn_base_56"]
+    gt = gt_calls(task)
+    t = next(i for i, calls in enumerate(gt) if any(n == "startEngine" for n, _ in calls))
+    gt[t].append(("releaseBrakePedal", {}))
+    events = import_events(record_from_turns(task, gt))
+    r = audit_trace(events, policies=("twincheck",), environment=BFCLEnvironment())["twincheck"]
+    [d] = [d for d in r.record["decisions"] if d["gate"]["replace"]]
+    assert d["certificate"]["name"] == "inverse_action" and d["certificate"]["table"] == "bfcl"
+    assert d["certificate"]["pair"] == "brake pedal press/release"
+    assert d["twin"]["kind"] == "completion" and d["call"]["name"] == "releaseBrakePedal"
+    assert (r.actor_success, r.guarded_success, r.transition) == (False, True, "rescue")
+    assert r.continuation == "spliced"

@@ -1,144 +1,123 @@
-"""The ``openai`` judge against a fake OpenAI-compatible server on loopback."""
+"""The ``openai`` judge name — an alias of the ``llm`` judge — through ``audit_trace``, against
+a scripted OpenAI-compatible server on loopback."""
 
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from policies.audit import audit_trace
-from policies.judge_openai import OpenAIJudge, parse_reply
-from policies.judges import PairRequest, Proposal
+from policies.judge_openai import OpenAIJudge, parse_verdict
+from policies.llm.judge import LLMJudge
+from tests.fakes.openai_server import FakeOpenAI, Reply
 
 from ._build import lock_unlock_trace
 
-
-class FakeServer:
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.mode = "smart"
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append({"path": self.path, "body": body})
-                outer.headers.append(dict(self.headers))
-                mode = outer.mode
-                if mode == "slow":
-                    time.sleep(0.6)
-                if mode == "http500":
-                    self.send_response(500)
-                    self.end_headers()
-                    return
-                if mode == "garbage":
-                    payload = b"this is not json"
-                else:
-                    payload = json.dumps(
-                        {
-                            "choices": [
-                                {"message": {"role": "assistant", "content": outer.answer(body)}}
-                            ]
-                        }
-                    ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.block_on_close = False  # a slow handler must not hold up the test
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
-
-    def answer(self, body: dict[str, Any]) -> str:
-        if self.mode == "bad_verdict":
-            return '{"prefer": "C"}'
-        user = body["messages"][-1]["content"]
-        # a sensible verifier: the candidate that does nothing / completes beats the unlock
-        a_line = next(line for line in user.splitlines() if line.startswith("Candidate A:"))
-        twin_is_a = "unlock_account" not in a_line
-        fence = "```json\n{}\n```" if self.mode == "fenced" else "{}"
-        return fence.format(
-            json.dumps(
-                {
-                    "prefer": "A" if twin_is_a else "B",
-                    "fatal": {"A": not twin_is_a, "B": twin_is_a},
-                    "scores": {"A": 4 if twin_is_a else 0, "B": 0 if twin_is_a else 4},
-                    "confidence": 0.92,
-                }
-            )
-        )
+KEY = "sk-alias-test-secret"
 
 
 @pytest.fixture()
-def server() -> Iterator[FakeServer]:
-    s = FakeServer()
-    s.thread.start()
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv("TA_MODEL_API_KEY", KEY)
+    s = FakeOpenAI().start()
     yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+    s.stop()
 
 
-def options(server: FakeServer, timeout: float = 5.0) -> dict[str, Any]:
-    return {"base_url": server.url, "model": "judge-1", "api_key": "sk-test", "timeout": timeout}
+def sensible(body: dict[str, Any]) -> Reply:
+    """A verifier that sees the unasked unlock as fatal, whichever side it is on."""
+    user = body["messages"][-1]["content"]
+    a_line = next(line for line in user.splitlines() if line.startswith("Candidate A:"))
+    twin = "B" if "unlock_account" in a_line else "A"
+    actor = "A" if twin == "B" else "B"
+    return Reply.text(
+        json.dumps(
+            {
+                "scores": {twin: 4, actor: 0},
+                "fatal": {twin: False, actor: True},
+                "prefer": twin,
+                "confidence": 0.92,
+            }
+        )
+    )
 
 
-def test_openai_judge_sends_both_orientations_and_gate_replaces(server: FakeServer) -> None:
+def options(server: FakeOpenAI, **kw: Any) -> dict[str, Any]:
+    return {"base_url": server.url, "model": "judge-1", "timeout": 2.0, "max_retries": 0, **kw}
+
+
+def test_openai_alias_builds_the_llm_judge(server: FakeOpenAI) -> None:
+    judge = OpenAIJudge(**options(server))
+    assert isinstance(judge, LLMJudge) and judge.name == "llm"
+
+
+def test_both_orientations_are_asked_blind_and_the_gate_replaces(server: FakeOpenAI) -> None:
+    server.responder = sensible
     res = audit_trace(
         lock_unlock_trace(), ("twincheck",), judge="openai", judge_options=options(server)
     )["twincheck"]
-    assert len(server.requests) == 2
-    assert all(r["path"] == "/v1/chat/completions" for r in server.requests)
-    assert all(r["body"]["model"] == "judge-1" for r in server.requests)
-    assert server.headers[0]["Authorization"] == "Bearer sk-test"
-    users = [r["body"]["messages"][-1]["content"] for r in server.requests]
+    assert server.count == 2
+    assert all(r.path == "/v1/chat/completions" for r in server.requests)
+    assert all(r.body["model"] == "judge-1" for r in server.requests)
+    assert server.requests[0].headers["Authorization"] == f"Bearer {KEY}"
+    users = [r.body["messages"][-1]["content"] for r in server.requests]
     assert "Candidate A: call unlock_account" in users[0]  # actor first
     assert "Candidate B: call unlock_account" in users[1]  # twin first
-    for u in users:  # blind: the judge never learns which is the actor's
-        assert "actor" not in u.lower() and "twin" not in u.lower()
+    for r in server.requests:  # blind: never which is the actor's, never the certificate
+        text = json.dumps(r.body["messages"]).lower()
+        assert "actor" not in text and "twin" not in text and "inverse" not in text
     rec = res.record["decisions"][0]
-    assert rec["judge"] == "openai" and rec["gate"]["replace"]
-    assert res.continuation == "truncated"
+    assert rec["judge"] == "llm" and rec["gate"]["replace"]
+    for j in rec["judgments"]:  # each judgment references its model call
+        assert len(j["call"]["cache_key"]) == 64 and j["call"]["purpose"] == "verifier"
+    assert KEY not in json.dumps(res.to_dict())
 
 
-def test_fenced_json_is_accepted(server: FakeServer) -> None:
-    server.mode = "fenced"
-    res = audit_trace(
-        lock_unlock_trace(), ("twincheck",), judge="openai", judge_options=options(server)
-    )["twincheck"]
-    assert res.record["decisions"][0]["gate"]["replace"]
+def test_the_llm_name_refuses_a_literal_api_key(server: FakeOpenAI) -> None:
+    from policies.llm.judge import make_llm_judge
+
+    with pytest.raises(ValueError, match="api_key is not a setting"):
+        make_llm_judge(options(server, api_key=KEY))
 
 
-@pytest.mark.parametrize(
-    "mode,error",
-    [
-        ("slow", "timeout"),
-        ("http500", "HTTP 500"),
-        ("garbage", "malformed reply"),
-        ("bad_verdict", "malformed reply"),
-    ],
-)
-def test_failures_become_judge_errors_and_keep_the_actor(
-    server: FakeServer, mode: str, error: str
+def test_the_openai_alias_takes_the_apps_in_memory_key_and_never_records_it(
+    server: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server.mode = mode
+    monkeypatch.delenv("TA_MODEL_API_KEY")
+    server.responder = sensible
     res = audit_trace(
         lock_unlock_trace(),
         ("twincheck",),
         judge="openai",
-        judge_options=options(server, timeout=0.2),
+        judge_options=options(server, api_key="sk-from-app-settings"),
+    )["twincheck"]
+    assert server.requests[0].headers["Authorization"] == "Bearer sk-from-app-settings"
+    assert "sk-from-app-settings" not in json.dumps(res.to_dict())
+
+
+@pytest.mark.parametrize(
+    "reply,error",
+    [
+        (Reply(hang=2), "timeout"),
+        (Reply.error(500), "HTTP 500"),
+        (Reply.garbage(), "malformed response"),
+        (Reply.text('{"prefer": "C"}'), "malformed verdict"),
+        (Reply.refusal(), "model refused"),
+    ],
+    ids=["hang", "http500", "garbage", "bad_verdict", "refusal"],
+)
+def test_failures_become_judge_errors_and_keep_the_actor(
+    server: FakeOpenAI, reply: Reply, error: str
+) -> None:
+    server.responder = lambda body: reply
+    res = audit_trace(
+        lock_unlock_trace(),
+        ("twincheck",),
+        judge="openai",
+        judge_options=options(server, timeout=0.3),
     )["twincheck"]
     rec = res.record["decisions"][0]
     assert not rec["gate"]["replace"] and "judge error" in rec["gate"]["reason"]
@@ -147,54 +126,42 @@ def test_failures_become_judge_errors_and_keep_the_actor(
 
 
 def test_connection_refused_is_a_judge_error() -> None:
-    judge = OpenAIJudge("http://127.0.0.1:9", "m", timeout=0.5)
+    from policies.judges import PairRequest, Proposal
+
+    judge = OpenAIJudge(base_url="http://127.0.0.1:9/v1", model="m", timeout=0.5, max_retries=0)
     v = judge.judge(PairRequest("p", "actor_first", Proposal("delete"), Proposal("delete"), ""))
-    assert v.error is not None and v.prefer is None
+    assert v.error is not None and v.error.startswith("connection error") and v.prefer is None
+
+
+VALID = {
+    "scores": {"A": 1, "B": 2},
+    "fatal": {"A": False, "B": False},
+    "prefer": "B",
+    "confidence": 0.5,
+}
 
 
 @pytest.mark.parametrize(
-    "payload",
+    "text",
     [
-        b"{}",
-        b'{"choices": []}',
-        b'{"choices": [{"message": {"content": 3}}]}',
-        json.dumps(
-            {
-                "choices": [
-                    {
-                        "message": {
-                            "content": json.dumps(
-                                {
-                                    "prefer": "A",
-                                    "fatal": {"A": "no", "B": False},
-                                    "scores": {"A": 1, "B": 2},
-                                    "confidence": 0.5,
-                                }
-                            )
-                        }
-                    }
-                ]
-            }
-        ).encode(),
-        json.dumps(
-            {
-                "choices": [
-                    {
-                        "message": {
-                            "content": json.dumps(
-                                {
-                                    "prefer": "A",
-                                    "fatal": {"A": False, "B": False},
-                                    "scores": {"A": 9, "B": 2},
-                                    "confidence": 0.5,
-                                }
-                            )
-                        }
-                    }
-                ]
-            }
-        ).encode(),
+        "",
+        "{}",
+        "[]",
+        "Sure! " + json.dumps(VALID),
+        json.dumps({**VALID, "fatal": {"A": "no", "B": False}}),
+        json.dumps({**VALID, "scores": {"A": 9, "B": 2}}),
+        json.dumps({**VALID, "confidence": 1.5}),
+        json.dumps({**VALID, "prefer": "both"}),
+        json.dumps({**VALID, "extra": 1}),
+        json.dumps({k: v for k, v in VALID.items() if k != "confidence"}),
     ],
 )
-def test_parse_reply_rejects_malformed(payload: bytes) -> None:
-    assert parse_reply(payload).error is not None
+def test_parse_verdict_rejects_malformed(text: str) -> None:
+    v = parse_verdict(text)
+    assert v.error is not None and v.error.startswith("malformed verdict") and v.prefer is None
+
+
+def test_parse_verdict_accepts_bare_and_fenced_json() -> None:
+    for text in (json.dumps(VALID), "```json\n" + json.dumps(VALID) + "\n```"):
+        v = parse_verdict(text)
+        assert v.error is None and v.prefer == "B" and v.score_b == 2.0 and v.confidence == 0.5

@@ -5,16 +5,11 @@ from typing import Any
 import pytest
 
 from policies.audit import audit_trace
-from policies.certificates import (
-    inverse_action,
-    inverse_name,
-    repeat_after_error,
-    unique_stale_argument,
-)
+from policies.certificates import Twin
 from policies.environment import ToyEnvironment
 from policies.facts import TraceFacts
 from policies.judges import (
-    HeuristicJudge,
+    AWAITING_REVIEW,
     HumanJudge,
     PairRequest,
     Proposal,
@@ -22,15 +17,12 @@ from policies.judges import (
     Verdict,
 )
 from policies.schema import validate
+from policies.tool_profile import build_profile
 from policies.trace import ToolCall, Trace
-from policies.twincheck import (
-    Twin,
-    TwinCheckSettings,
-    structural_checks,
-    switch_gate,
-)
+from policies.twincheck import TwinCheckSettings, structural_checks, switch_gate
 
 from ._build import Events, account_tools, lock_unlock_trace
+from ._twin_traces import brake_release, stale_card
 
 S = TwinCheckSettings()
 
@@ -83,122 +75,13 @@ def test_schema_subset_validator(value: Any, errors: list[str]) -> None:
         assert g.startswith(e)
 
 
-# --- certificates ---------------------------------------------------------------------
-
-
-def test_inverse_names() -> None:
-    assert inverse_name("unlock_account") == "lock_account"
-    assert inverse_name("lock_account") == "unlock_account"
-    assert inverse_name("removeItem") == "addItem"
-    assert inverse_name("get_account") is None
-
-
-def test_inverse_action_fires_with_completion_twin() -> None:
-    t = Trace.from_events(lock_unlock_trace())
-    call = last_call(t)
-    hit = inverse_action(call, facts_at(t, call.index), t)
-    assert hit is not None and hit.twin.kind == "completion"
-    assert hit.details["inverts"] == 2
-
-
-@pytest.mark.parametrize("text", ["Please unlock account acc_1", "Oops, undo that please"])
-def test_inverse_action_respects_requested_reversal(text: str) -> None:
-    t = Trace.from_events(lock_unlock_trace(user_text=text))
-    call = last_call(t)
-    assert inverse_action(call, facts_at(t, call.index), t) is None
-
-
-def test_inverse_action_needs_same_target_and_prior_success() -> None:
-    b = Events("x", tools=account_tools())
-    b.user("lock acc_1 and tell me about acc_2")
-    b.call("c1", "lock_account", key="acc_1")
-    b.result("c1", content="ok")
-    b.call("c2", "unlock_account", key="acc_2")
-    t = Trace.from_events(b.events)
-    assert inverse_action(last_call(t), facts_at(t, 4), t) is None
-    b2 = Events("y", tools=account_tools())
-    b2.user("lock acc_1")
-    b2.call("c1", "lock_account", key="acc_1")
-    b2.result("c1", status="error", content="denied")
-    b2.call("c2", "unlock_account", key="acc_1")
-    t2 = Trace.from_events(b2.events)
-    assert inverse_action(last_call(t2), facts_at(t2, 4), t2) is None
-
-
-def test_inverse_action_with_unresolved_failure_twin_is_deletion() -> None:
-    b = Events("z", tools=account_tools())
-    b.user("lock acc_1 and set payment for acc_9")
-    b.call("c1", "lock_account", key="acc_1")
-    b.result("c1", content="ok")
-    b.call("c2", "set_payment", key="acc_9", value="card")
-    b.result("c2", status="error", content="acc_9 unknown")
-    b.call("c3", "unlock_account", key="acc_1")
-    t = Trace.from_events(b.events)
-    hit = inverse_action(last_call(t), facts_at(t, 6), t)
-    assert hit is not None and hit.twin.kind == "delete"
-
-
-def repeat_trace(intervening_success: bool = False, read_only: bool = True) -> Trace:
-    tools = account_tools() if read_only else account_tools()[:2]
-    b = Events("r", tools=tools)
+def repeat_trace() -> Trace:
+    b = Events("r", tools=account_tools())
     b.user("Change the payment of acc_7 to card_1")
     b.call("c1", "set_payment", key="acc_7", value="card_1")
     b.result("c1", status="error", content="payment method not found")
-    if intervening_success:
-        b.call("c2", "get_account", key="acc_7")
-        b.result("c2", content={"key": "acc_7", "payment": "card_0"})
     b.call("c3", "set_payment", key="acc_7", value="card_1")
     return Trace.from_events(b.events)
-
-
-def test_repeat_after_error_proposes_grounded_read_only_call() -> None:
-    t = repeat_trace()
-    call = last_call(t)
-    hit = repeat_after_error(call, facts_at(t, call.index), t)
-    assert hit is not None
-    assert hit.twin == Twin("call", "get_account", {"key": "acc_7"})
-    checks = structural_checks(hit.twin, call, facts_at(t, call.index), t)
-    assert checks["passed"] and checks["tool_exists"] and checks["schema_valid"]
-
-
-def test_repeat_after_error_needs_no_intervening_success_and_a_read_only_tool() -> None:
-    t = repeat_trace(intervening_success=True)
-    assert repeat_after_error(last_call(t), facts_at(t, last_call(t).index), t) is None
-    t2 = repeat_trace(read_only=False)
-    assert repeat_after_error(last_call(t2), facts_at(t2, last_call(t2).index), t2) is None
-
-
-def stale_trace(user: str) -> Trace:
-    b = Events("s", tools=account_tools())
-    b.user("What cards do I have?")
-    b.call("c1", "get_account", key="acc_7")
-    b.result("c1", content={"key": "acc_7", "cards": ["card_4332", "card_8107", "card_5550"]})
-    b.user(user)
-    b.call("c2", "set_payment", key="acc_7", value="card_4332")
-    return Trace.from_events(b.events)
-
-
-def test_unique_stale_argument_replaces_only_that_argument() -> None:
-    t = stale_trace("Use the card ending in 8107 please")
-    call = last_call(t)
-    hit = unique_stale_argument(call, facts_at(t, call.index), t)
-    assert hit is not None
-    assert hit.twin.arguments == {"key": "acc_7", "value": "card_8107"}
-    assert hit.details == {"argument": "value", "stale": "card_4332", "requested": "card_8107"}
-
-
-@pytest.mark.parametrize(
-    "user",
-    [
-        "Use card 8107 or 5550",
-        "use the card ending in 4332",
-        "pay with my usual card",
-        "use card 9999",
-    ],
-)
-def test_unique_stale_argument_needs_a_unique_concrete_different_request(user: str) -> None:
-    t = stale_trace(user)
-    assert unique_stale_argument(last_call(t), facts_at(t, last_call(t).index), t) is None
 
 
 # --- structural checks ----------------------------------------------------------------
@@ -208,20 +91,46 @@ def test_structural_checks_fail_cases() -> None:
     t = repeat_trace()
     call = last_call(t)
     f = facts_at(t, call.index)
+    p = build_profile(t)
     assert (
-        structural_checks(Twin("call", "nope", {"key": "acc_7"}), call, f, t)["tool_exists"]
+        structural_checks(Twin("call", "nope", {"key": "acc_7"}), call, f, p)["tool_exists"]
         is False
     )
-    bad = structural_checks(Twin("call", "get_account", {"key": 7}), call, f, t)
+    bad = structural_checks(Twin("call", "get_account", {"key": 7}), call, f, p)
     assert bad["schema_valid"] is False and not bad["passed"]
-    ung = structural_checks(Twin("call", "get_account", {"key": "acc_999"}), call, f, t)
+    ung = structural_checks(Twin("call", "get_account", {"key": "acc_999"}), call, f, p)
     assert ung["ungrounded"] == ["key"] and not ung["passed"]
-    same = structural_checks(Twin("call", call.name, dict(call.arguments)), call, f, t)
+    same = structural_checks(Twin("call", call.name, dict(call.arguments)), call, f, p)
     assert same["differs"] is False and not same["passed"]
     # no tool inventory: existence and schema are skipped, not failed
-    bare = Trace.from_events([e.raw for e in t.events[1:]])
+    bare = build_profile(Trace.from_events([e.raw for e in t.events[1:]]))
     skipped = structural_checks(Twin("call", "get_account", {"key": "acc_7"}), call, f, bare)
     assert skipped["tool_exists"] is None and skipped["passed"]
+
+
+def test_structural_checks_ground_enumerated_values_and_availability() -> None:
+    b = Events(
+        "v",
+        tools=[
+            {
+                "name": "show",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"option": {"type": "string", "enum": ["fuel", "doors"]}},
+                },
+                "read_only": True,
+            },
+            {"name": "go", "parameters": {}},
+        ],
+        env={"name": "x", "config": {"excluded_function": ["show"]}},
+    )
+    b.user("go")
+    b.call("c1", "go")
+    t = Trace.from_events(b.events)
+    call = last_call(t)
+    f = facts_at(t, call.index)
+    checks = structural_checks(Twin("call", "show", {"option": "doors"}), call, f, build_profile(t))
+    assert checks["grounded"] and checks["available"] is False and not checks["passed"]
 
 
 # --- gate -----------------------------------------------------------------------------
@@ -259,6 +168,7 @@ def test_gate_accepts_only_when_both_orders_agree() -> None:
         (verdict("B", True, False, 2, 3.9, 0.9), "margin"),
         (verdict(None, True, False, 0, 4, 0.9), "does not prefer"),
         (verdict(None, False, False, 0, 0, 0, "timeout"), "judge error"),
+        (Verdict.abstain("h", "no signal"), "judge abstained (actor_first): no signal"),
     ],
 )
 def test_gate_rejections(af: Verdict, reason: str) -> None:
@@ -275,20 +185,6 @@ def test_gate_thresholds_are_inclusive() -> None:
 
 
 # --- judges ---------------------------------------------------------------------------
-
-
-def test_heuristic_judge_is_order_invariant_and_prefers_the_twin_on_a_repeat() -> None:
-    t = repeat_trace()
-    call = last_call(t)
-    f = facts_at(t, call.index)
-    actor = Proposal("call", call.name, dict(call.arguments))
-    twin = Proposal("call", "get_account", {"key": "acc_7"})
-    j = HeuristicJudge()
-    v1 = j.judge(PairRequest("p", "actor_first", actor, twin, "", t, f))
-    v2 = j.judge(PairRequest("p", "twin_first", twin, actor, "", t, f))
-    assert (v1.prefer, v2.prefer) == ("B", "A")
-    assert (v1.fatal_a, v1.fatal_b) == (True, False) == (v2.fatal_b, v2.fatal_a)
-    assert switch_gate(v1, v2, S).replace
 
 
 def test_recorded_and_human_judges() -> None:
@@ -333,7 +229,8 @@ def test_recorded_and_human_judges() -> None:
     v_af = human.judge(PairRequest("r:c3", "actor_first", a, b, ""))
     assert v_tf.prefer == "A" and v_tf.fatal_b and v_tf.judge == "human"
     assert switch_gate(v_af, v_tf, S).replace
-    assert human.judge(PairRequest("other", "actor_first", a, b, "")).error
+    waiting = human.judge(PairRequest("other", "actor_first", a, b, ""))
+    assert waiting.abstained and waiting.reason == AWAITING_REVIEW and waiting.error is None
 
 
 # --- the policy through audit_trace -----------------------------------------------------
@@ -361,6 +258,58 @@ def test_twincheck_spliced_in_toy_environment_rescues() -> None:
     assert res.guarded_trajectory[-1]["meta"]["certificate"] == "inverse_action"
 
 
+def test_human_judge_without_verdicts_lists_both_orders_as_awaiting_review() -> None:
+    res = audit_trace(lock_unlock_trace(), policies=("twincheck",), judge="human")["twincheck"]
+    assert res.continuation == "exact" and res.record["accepted"] == 0
+    gate = res.record["decisions"][0]["gate"]
+    assert gate["awaiting_review"] == ["actor_first", "twin_first"] and not gate["replace"]
+    assert AWAITING_REVIEW in gate["reason"]
+    assert res.record["awaiting_review"] == [
+        {
+            "pair": "lock:c2",
+            "call_index": 4,
+            "certificate": "inverse_action",
+            "orientations": ["actor_first", "twin_first"],
+        }
+    ]
+    # one verdict in: the other order still awaits review
+    one = {
+        ("lock:c2", "actor_first"): {
+            "prefer": "B",
+            "fatal": ["A"],
+            "scores": {"A": 0, "B": 4},
+            "confidence": 1,
+        }
+    }
+    part = audit_trace(
+        lock_unlock_trace(), ("twincheck",), judge="human", judge_options={"verdicts": one}
+    )
+    assert part["twincheck"].record["awaiting_review"][0]["orientations"] == ["twin_first"]
+    both = {
+        **one,
+        ("lock:c2", "twin_first"): {
+            "prefer": "A",
+            "fatal": ["B"],
+            "scores": {"A": 4, "B": 0},
+            "confidence": 1,
+        },
+    }
+    done = audit_trace(
+        lock_unlock_trace(), ("twincheck",), judge="human", judge_options={"verdicts": both}
+    )
+    assert (
+        done["twincheck"].record["accepted"] == 1
+        and done["twincheck"].record["awaiting_review"] == []
+    )
+    # verdicts that do not meet the paper's gate keep the actor's call
+    weak = {k: {**v, "confidence": 0.5} for k, v in both.items()}
+    kept = audit_trace(
+        lock_unlock_trace(), ("twincheck",), judge="human", judge_options={"verdicts": weak}
+    )
+    assert kept["twincheck"].record["accepted"] == 0
+    assert "confidence" in kept["twincheck"].record["decisions"][0]["gate"]["reason"]
+
+
 def test_twincheck_with_recorded_judge_missing_judgments_keeps_actor() -> None:
     res = audit_trace(lock_unlock_trace(), policies=("twincheck",), judge="recorded")
     r = res["twincheck"]
@@ -380,88 +329,83 @@ def test_human_judge_rejects_malformed_keys() -> None:
 
 
 @pytest.mark.parametrize(
-    "trace,certificate,twin_args",
+    "events,certificate,twin",
     [
         (
-            stale_trace("Use the card ending in 8107 please"),
+            stale_card().events,
             "unique_stale_argument",
-            {"key": "acc_7", "value": "card_8107"},
+            {
+                "kind": "call",
+                "name": "modify_pending_order_payment",
+                "arguments": {"order_id": "#W123", "payment_method_id": "card_8107"},
+                "text": "",
+            },
         ),
-        (repeat_trace(), "repeat_after_error", {"key": "acc_7"}),
+        (
+            repeat_trace().raw_events(),
+            "repeat_after_error",
+            {"kind": "call", "name": "get_account", "arguments": {"key": "acc_7"}, "text": ""},
+        ),
+        (
+            brake_release().events,
+            "inverse_action",
+            {
+                "kind": "completion",
+                "name": "",
+                "arguments": {},
+                "text": "The requested operation is complete.",
+            },
+        ),
     ],
 )
 def test_certificates_end_to_end_with_the_heuristic_judge(
-    trace: Trace, certificate: str, twin_args: dict[str, Any]
+    events: list[dict[str, Any]], certificate: str, twin: dict[str, Any]
 ) -> None:
-    res = audit_trace(trace.raw_events(), policies=("twincheck",))["twincheck"]
+    res = audit_trace(events, policies=("twincheck",))["twincheck"]
     rec = res.record["decisions"][0]
-    assert rec["certificate"]["name"] == certificate and rec["twin"]["arguments"] == twin_args
-    assert rec["gate"]["replace"] and res.continuation == "truncated"
+    assert rec["certificate"]["name"] == certificate and rec["twin"] == twin
+    assert rec["gate"]["replace"], rec["gate"]["reason"]
+    assert res.continuation == "truncated" and "no environment" in res.record["continuation_reason"]
     assert res.guarded_trajectory is not None
-    twin_event = res.guarded_trajectory[-1]
-    assert twin_event["type"] == "tool_call" and twin_event["arguments"] == twin_args
     assert res.record["gate_score"] > 0.5
 
 
-@pytest.mark.parametrize(
-    "value,kind",
-    [
-        ("card_4332", ("card_", "4332")),
-        ("gift_card_8516878", ("gift_card_", "8516878")),
-        ("4BMN53", None),
-        ("2", None),
-        ("acc_7", None),
-        ("HAT097", ("HAT", "097")),
-    ],
-)
-def test_identifier_kind(value: str, kind: tuple[str, str] | None) -> None:
-    from policies.certificates import identifier_kind
-
-    assert identifier_kind(value) == kind
-
-
-def test_stale_argument_ignores_plain_numbers_and_codes() -> None:
-    # τ-bench false positives seen on real data: counts and reservation codes are not
-    # "values of the same kind" the user can ask for by their digits
-    b = Events("n", tools=account_tools())
-    b.user("book it")
-    b.call("c1", "get_account", key="acc_7")
-    b.result("c1", content={"key": "acc_7", "bags": 0, "code": "4BMN53", "other": 2})
-    b.user("I want 2 bags on reservation 4BMN53")
-    b.call("c2", "set_payment", key="4BMN53", value="0")
-    t = Trace.from_events(b.events)
-    assert unique_stale_argument(last_call(t), facts_at(t, 4), t) is None
+def test_every_held_certificate_is_recorded_even_without_a_valid_twin() -> None:
+    b = Events(
+        "nt",
+        tools=[
+            {
+                "name": "lock_account",
+                "parameters": {"type": "object", "properties": {"key": {"type": "string"}}},
+            },
+            {
+                "name": "unlock_account",
+                "parameters": {"type": "object", "properties": {"key": {"type": "integer"}}},
+            },
+        ],
+    )
+    b.user("Please lock account acc_1")
+    b.call("c1", "lock_account", key="acc_1")
+    b.result("c1", content="ok")
+    b.call("c2", "lock_account", key="acc_1")
+    b.result("c2", status="error", content="already locked")
+    b.call("c3", "lock_account", key="acc_1")  # a repeat after error with no read-only tool
+    res = audit_trace(b.events, policies=("twincheck",))["twincheck"]
+    recs = res.record["decisions"]
+    assert [r["certificate"]["name"] for r in recs] == ["repeat_after_error"]
+    assert recs[0]["twin"]["kind"] == "ask_user" and recs[0]["twin_reason"]
+    assert res.record["triggers"] == 1
 
 
-def test_read_only_twin_without_declared_read_only_tools() -> None:
-    # no tool declares read_only: read verbs in the name stand in
-    tools = [{k: v for k, v in t.items() if k != "read_only"} for t in account_tools()]
-    b = Events("ro", tools=tools)
-    b.user("Change the payment of acc_7 to card_1")
-    b.call("c1", "set_payment", key="acc_7", value="card_1")
-    b.result("c1", status="error", content="payment method not found")
-    b.call("c3", "set_payment", key="acc_7", value="card_1")
-    t = Trace.from_events(b.events)
-    hit = repeat_after_error(last_call(t), facts_at(t, 4), t)
-    assert hit is not None and hit.twin == Twin("call", "get_account", {"key": "acc_7"})
-
-
-def test_read_only_twin_from_observed_calls_when_the_header_lists_no_tools() -> None:
-    b = Events("obs")  # τ-bench-style: no tool inventory in the header
-    b.user("Change flights on reservation XEWRD9")
-    b.call("c0", "get_reservation_details", reservation_id="XEWRD9")
-    b.result("c0", content={"reservation_id": "XEWRD9", "cabin": "economy"})
-    b.call("c1", "update_reservation_flights", reservation_id="XEWRD9", cabin="economy")
-    b.result("c1", status="error", content="Error: not enough seats")
-    b.call("c2", "update_reservation_flights", reservation_id="XEWRD9", cabin="economy")
-    t = Trace.from_events(b.events)
-    res = audit_trace(t.raw_events(), policies=("twincheck",))["twincheck"]
-    rec = res.record["decisions"][0]
-    assert rec["certificate"]["name"] == "repeat_after_error"
-    assert rec["twin"] == {
-        "kind": "call",
-        "name": "get_reservation_details",
-        "arguments": {"reservation_id": "XEWRD9"},
-        "text": "",
+def test_twin_failing_structural_checks_is_recorded_with_the_failed_checks() -> None:
+    t = stale_card()
+    # the requested value breaks the tool's schema: the twin exists but fails the checks
+    t.events[0]["tools"][1]["parameters"]["properties"]["payment_method_id"] = {
+        "type": "string",
+        "enum": ["card_4332"],
     }
-    assert rec["checks"]["tool_exists"] is None and rec["gate"]["replace"]
+    res = audit_trace(t.events, policies=("twincheck",))["twincheck"]
+    rec = res.record["decisions"][0]
+    assert rec["twin"] is not None and rec["checks"]["passed"] is False
+    assert rec["gate"]["reason"] == "twin failed structural checks (schema_valid)"
+    assert res.continuation == "exact"

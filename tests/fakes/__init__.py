@@ -1,0 +1,1 @@
+"""Real stand-ins for outside services the tests need (a scripted model endpoint)."""
