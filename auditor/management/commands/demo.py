@@ -71,7 +71,7 @@ class Command(BaseCommand):
         files = sorted(EXAMPLES.glob("*.jsonl"))
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                from traces.importers.bfcl_samples import write_samples
+                from traces.samples.bfcl import write_samples
 
                 files += write_samples(Path(tmp), per_category=opts["per_category"], seed=0)
             except ImportError as exc:  # bfcl-eval not installed: v1 examples only

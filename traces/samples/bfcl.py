@@ -18,7 +18,7 @@ on instances that are created per record and never stored in module globals.
 
 Used by the importer tests and to build the app's demo data::
 
-    python -m traces.importers.bfcl_samples OUT_DIR [--per-category N] [--seed S]
+    python -m traces.samples.bfcl OUT_DIR [--per-category N] [--seed S]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from .bfcl import CATEGORIES, load_tasks, parse_call_string
+from traces.importers.bfcl import CATEGORIES, load_tasks, parse_call_string
 
 MODEL = "trace-auditor-sample-FC"
 PERTURBATIONS = ("extra_ls", "repeated_failure", "malformed_name", "broken_arguments")
