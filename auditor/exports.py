@@ -36,10 +36,10 @@ from django.http import Http404
 from django.utils import timezone
 
 from auditor.models import AuditResult, AuditRun, Export
-from auditor.services import load_events
 from policies import POLICIES
 from traces import selectors as trace_selectors
 from traces.models import Project
+from traces.selectors import load_events
 
 log = logging.getLogger(__name__)
 

@@ -71,8 +71,8 @@ def trace_filter_apply(qs: QuerySet, *, run: AuditRun | None, f: dict[str, str])
     holds for the same (trace, policy) decision, and the trace rows are never multiplied."""
     from django.db.models import Exists, OuterRef
 
-    from auditor import search
     from auditor.models import AuditResult
+    from traces import search
 
     for field in ("model", "benchmark", "category"):
         value = f.get(field)

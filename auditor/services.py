@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings as django_settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
@@ -23,6 +23,7 @@ from policies.report import summarise_run
 from policies.trace import Trace as PTrace
 from policies.vrr_calibration import calibrate, observations_from_traces
 from traces.models import Event, Project, Trace, Upload
+from traces.selectors import load_events
 
 log = logging.getLogger(__name__)
 
@@ -181,25 +182,6 @@ def audit_run_start(*, run_id: int, inline: bool = False) -> AuditRun | None:
         transaction.on_commit(lambda: _enqueue_chunks(run, ids))
     run.refresh_from_db()
     return run
-
-
-def load_events(trace_ids: Sequence[int]) -> dict[int, list[dict]]:
-    """v1 events per trace, in order, decoded with orjson (the JSONField path decodes with the
-    slower stdlib)."""
-    out: dict[int, list[dict]] = {i: [] for i in trace_ids}
-    if not trace_ids:
-        return out
-    col = "payload::text" if connection.vendor == "postgresql" else "payload"
-    placeholders = ", ".join(["%s"] * len(trace_ids))
-    with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT trace_id, {col} FROM {Event._meta.db_table} "
-            f"WHERE trace_id IN ({placeholders}) ORDER BY trace_id, seq",
-            list(trace_ids),
-        )
-        for trace_id, payload in cur.fetchall():
-            out[trace_id].append(orjson.loads(payload))
-    return out
 
 
 def _verifier(events: list[dict]) -> str:

@@ -13,6 +13,8 @@ from auditor import (
     services,
     tasks_export,  # noqa: F401  (registers the export build task)
 )
+from traces import search
+from traces.services import uploads_resume_stale
 
 log = logging.getLogger(__name__)
 
@@ -40,30 +42,17 @@ def audit_chunk(self, run_id: int, trace_ids: list[int]) -> int:  # type: ignore
         raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
-def index_search(self, upload_id: int) -> int:  # type: ignore[no-untyped-def]
-    from auditor.search import index_upload
-
-    try:
-        return index_upload(upload_id)
-    except _TRANSIENT as exc:
-        connection.close()
-        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
-
-
 @shared_task
 def resume_stale_work() -> dict:
     """Queue again what a killed worker (or a broker outage) left behind: audit runs, uploads
     and exports whose worker has been silent for TA_STALE_SECONDS."""
     from auditor.exports import exports_resume_stale
-    from auditor.search import index_missing
-    from traces.services import uploads_resume_stale
 
     return {
         "runs": services.audit_runs_resume_stale(),
         "uploads": uploads_resume_stale(),
         "exports": exports_resume_stale(),
-        "search_indexed": index_missing(),
+        "search_indexed": search.index_missing(),
     }
 
 

@@ -23,12 +23,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from traces import importers
+from traces import importers, search
 from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
 from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
-from traces.signals import upload_done
 from traces.store import ChunkedStore
 from traces.validate import validate_event
 
@@ -283,7 +282,7 @@ def upload_process(*, upload_id: int) -> Upload | None:
         finished_at=timezone.now(),
     )
     upload.refresh_from_db()
-    upload_done.send(sender=Upload, upload_id=upload.pk)
+    search.index_upload_queue(upload.pk)
     return upload
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
+from traces import search
 from traces.models import Upload
 from traces.services import upload_process
 
@@ -32,3 +33,12 @@ def process_upload(self, upload_id: int) -> str:  # type: ignore[no-untyped-def]
             pass
         raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
     return "skipped" if upload is None else upload.status
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
+def index_search(self, upload_id: int) -> int:  # type: ignore[no-untyped-def]
+    try:
+        return search.index_upload(upload_id)
+    except (OperationalError, InterfaceError) as exc:
+        connection.close()
+        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc

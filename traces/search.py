@@ -1,6 +1,6 @@
 """Full-text search in trace content (event payloads).
 
-PostgreSQL: a search table `auditor_eventsearch` (event, trace, tsvector of the event's JSON
+PostgreSQL: a search table `traces_eventsearch` (event, trace, tsvector of the event's JSON
 text, GIN-indexed), filled by a task after each upload is done — not an index on the events
 table, whose per-row tsvector made every ingest five times slower (bench/ingest.py: 41,000 →
 7,600 events/s). So an upload is searchable a moment after it becomes visible. Queried with
@@ -15,18 +15,21 @@ fine at the embedded scale, and immediate.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import BooleanField, Exists, OuterRef, QuerySet, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from traces.models import Event, Trace
 
+log = logging.getLogger(__name__)
+
 INDEXED_CHARS = 100_000
-TABLE = "auditor_eventsearch"  # created by migration auditor 0005
+TABLE = "traces_eventsearch"  # created by migration traces 0005
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -58,6 +61,24 @@ def index_upload(upload_id: int) -> int:
     for start in range(0, len(ids), 1000):
         done += index_traces(ids[start : start + 1000])
     return done
+
+
+def index_upload_queue(upload_id: int) -> None:
+    """Index a finished upload in a task of its own, so ingest stays fast; after commit, so the
+    worker sees the upload done. Only PostgreSQL has a search table; SQLite searches the payloads
+    directly. With the broker down the sweep (`index_missing`) indexes it later."""
+    if connection.vendor != "postgresql":
+        return
+
+    def enqueue() -> None:
+        from traces.tasks import index_search  # tasks import services, which call this
+
+        try:
+            index_search.delay(upload_id)
+        except Exception:  # noqa: BLE001 — the broker is down; the sweep indexes it later
+            log.warning("could not queue search indexing of %s", upload_id, exc_info=True)
+
+    transaction.on_commit(enqueue, robust=True)
 
 
 def index_missing(limit: int = 200) -> int:
