@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from traces.links import page_url
+
 
 class Project(models.Model):
     """The tenancy boundary: every upload, trace and token belongs to exactly one project."""
@@ -23,7 +25,7 @@ class Project(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("auditor:project", args=[self.pk])
+        return page_url("project", self.pk)
 
 
 class Membership(models.Model):
@@ -169,7 +171,7 @@ class Trace(models.Model):
         return self.external_id
 
     def get_absolute_url(self) -> str:
-        return reverse("auditor:trace", args=[self.pk])
+        return page_url("trace", self.pk)
 
 
 class Event(models.Model):

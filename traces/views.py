@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from traces import selectors
+from traces.links import page_url
 from traces.models import ProjectToken, Upload
 from traces.services import FORMATS, UploadRejected, upload_create, upload_retry
 
@@ -120,6 +121,7 @@ def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "upload": upload,
             "project": upload.project,
             "can_upload": selectors.can_write(user=request.user, project=upload.project),
+            "traces_url": page_url("trace-list", upload.project_id),
         },
     )
 
@@ -187,7 +189,7 @@ def format_docs(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "traces/format.html",
-        {"examples": examples, "schema_url": reverse("trace-schema-v1")},
+        {"examples": examples, "schema_url": reverse("traces:schema-v1")},
     )
 
 
