@@ -1,6 +1,7 @@
 from django.urls import path
 
-from auditor import views, views_list, views_runs, views_trace
+from auditor import views, views_list, views_runs
+from auditor.trace_page import views as views_trace
 
 app_name = "auditor"
 

@@ -3,7 +3,7 @@
 Every view here makes a fixed number of queries whatever the trace's length: the timeline is a
 keyset window of events (``?after_seq=``), long events are folded and fetched one by one, and the
 audit part reads one run's results for this trace. The page's data shaping lives in
-:mod:`auditor.trajectories` (pure functions); these views only load rows and render.
+the package's other modules (pure functions); these views only load rows and render.
 """
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from auditor import trajectories as tj
 from auditor.models import AuditResult, AuditRun
+from auditor.trace_page import panels
+from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
+from auditor.trace_page.events import event_view
+from auditor.trace_page.text import pretty
 from traces import selectors as trace_selectors
 from traces.models import Event, Trace
 
 WINDOW = 200  # events rendered per page of the timeline
 RUNS_SHOWN = 50
-# Types a policy panel reads besides its decision record (claim texts, VRR votes).
-PANEL_EVENT_TYPES = {"checklist": ("claims",), "vrr": ("candidate", "verification")}
 
 
 def _int_param(request: HttpRequest, name: str) -> int | None:
@@ -43,7 +44,7 @@ def _event_window(trace: Trace, after_seq: int | None) -> tuple[list[dict[str, A
     more = len(rows) > WINDOW
     rows = rows[:WINDOW]
     events = [
-        {"view": tj.event_view(r["payload"], r["seq"]), "line": r["line"], "seq": r["seq"]}
+        {"view": event_view(r["payload"], r["seq"]), "line": r["line"], "seq": r["seq"]}
         for r in rows
     ]
     return events, (rows[-1]["seq"] if more else None)
@@ -83,8 +84,8 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
     if selected.guarded_trajectory is not None:
         # One query, whatever the length; the alignment needs the whole actor trajectory.
         actor = list(trace_selectors.event_list(trace=trace).values_list("payload", flat=True))
-        ctx["sbs"] = tj.side_by_side(actor, selected.guarded_trajectory)
-    types = {t for r in results for t in PANEL_EVENT_TYPES.get(r.policy, ())}
+        ctx["sbs"] = side_by_side(actor, selected.guarded_trajectory)
+    types = panels.event_types(r.policy for r in results)
     if actor is not None:
         panel_events = [e for e in actor if isinstance(e, dict) and e.get("type") in types]
     elif types:
@@ -95,38 +96,29 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
         )
     else:
         panel_events = []
-    panels = []
+    shown = []
     for r in results:
         record = r.record if isinstance(r.record, dict) else {}
-        if r.policy == "twincheck":
-            data = tj.twincheck_panel(record)
-        elif r.policy == "checklist":
-            data = tj.checklist_panel(
-                record, [e for e in panel_events if e.get("type") == "claims"]
-            )
-        elif r.policy == "vrr":
-            data = tj.vrr_panel(record, panel_events)
-        elif r.policy == "commit":
-            data = tj.commit_panel(record)
-        else:
-            data = {"missing": []}
-        panels.append(
+        panel = panels.panel_for(r.policy)
+        events = [e for e in panel_events if e.get("type") in panel.event_types]
+        shown.append(
             {
                 "result": r,
                 "policy": r.policy,
-                "title": tj.PANELS.get(r.policy, r.policy),
-                "data": data,
+                "title": panel.title,
+                "template": panel.template,
+                "data": panel.build(record, events),
                 "chart_id": f"chart-{r.policy}",
                 "data_id": f"chart-{r.policy}-data",
-                "record": tj.pretty(record),
-                "not_applied": tj.NOT_APPLIED.get(r.policy, "No decision point in this trace."),
+                "record": pretty(record),
+                "not_applied": panel.not_applied,
             }
         )
-    ctx["panels"] = panels
-    ctx["continuation_help"] = tj.CONTINUATIONS.get(selected.continuation, "")
-    ctx["transition_help"] = tj.TRANSITIONS.get(selected.transition, "")
-    ctx["actor_outcome"] = tj.outcome_text(selected.actor_success)
-    ctx["guarded_outcome"] = tj.outcome_text(selected.guarded_success)
+    ctx["panels"] = shown
+    ctx["continuation_help"] = CONTINUATIONS.get(selected.continuation, "")
+    ctx["transition_help"] = TRANSITIONS.get(selected.transition, "")
+    ctx["actor_outcome"] = outcome_text(selected.actor_success)
+    ctx["guarded_outcome"] = outcome_text(selected.guarded_success)
     return ctx
 
 
@@ -180,9 +172,9 @@ def trace_event(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
     ctx = {
         "trace": trace,
         "project": trace.project,
-        "ev": tj.event_view(row["payload"], row["seq"], fold=False),
+        "ev": event_view(row["payload"], row["seq"], fold=False),
         "line": row["line"],
-        "raw": tj.pretty(row["payload"]),
+        "raw": pretty(row["payload"]),
         "back": reverse("auditor:trace", args=[trace.pk])
         + (f"?{urlencode(_state(request))}" if _state(request) else "")
         + f"#ev-{seq}",
