@@ -90,7 +90,7 @@ def main() -> None:
     import redis as redis_lib
 
     from auditor.models import AuditRun
-    from auditor.services import audit_run_create
+    from auditor.runs.services import audit_run_create
     from policies import POLICIES, Auditor
     from traces.models import Project, Trace
     from traces.selectors import load_events

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from auditor.models import AuditResult, AuditRun
-from auditor.services import audit_run_create, audit_run_start
+from auditor.runs.services import audit_run_create, audit_run_start
 from auditor.trace_page.alignment import CONTINUATIONS, align, side_by_side
 from auditor.trace_page.events import PREVIEW_CHARS, event_view
 from auditor.trace_page.panels import checklist_panel, commit_panel, twincheck_panel, vrr_panel

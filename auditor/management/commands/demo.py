@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand
 
 from auditor.limits import apply_memory_limit
 from auditor.models import AuditRun
-from auditor.services import audit_run_create, audit_run_start
+from auditor.runs.services import audit_run_create, audit_run_start
 from policies.vrr import VrrParams
 from policies.vrr_sim import loop_events, simulate_loops
 from traces.models import Membership, Project, Upload

@@ -11,9 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from auditor import exports
-from auditor.models import Export
-from auditor.views_export import download_response
+from auditor.exports import selectors, services
+from auditor.exports.download import download_response
+from auditor.exports.models import Export
 from traces import selectors as trace_selectors
 
 
@@ -109,13 +109,13 @@ class ExportListCreate(APIView):
         if getattr(request.user, "project", None) is not None:
             raise PermissionDenied("project tokens may read exports, not create them")
         try:
-            export = exports.export_create(
+            export = services.export_create(
                 project=project,
                 format=form.validated_data["format"],
                 filters=form.validated_data.get("filters") or {},
                 user=request.user,
             )
-        except exports.ExportRejected as exc:
+        except services.ExportRejected as exc:
             raise ValidationError({"filters": str(exc)}) from exc
         body = ExportSerializer(export, context={"request": request}).data
         return Response(
@@ -124,7 +124,7 @@ class ExportListCreate(APIView):
 
     @extend_schema(summary="List exports", responses=ExportSerializer(many=True))
     def get(self, request: Request) -> Response:
-        qs = exports.export_list(user=request.user)
+        qs = selectors.export_list(user=request.user)
         if name := request.query_params.get("project"):
             qs = qs.filter(project__name=name.replace("\x00", ""))
         return Response(ExportSerializer(qs[:200], many=True, context={"request": request}).data)
@@ -133,7 +133,7 @@ class ExportListCreate(APIView):
 class ExportDetail(APIView):
     @extend_schema(summary="Export status and manifest", responses=ExportSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        export = exports.export_get(user=request.user, export_id=pk)
+        export = selectors.export_get(user=request.user, export_id=pk)
         return Response(ExportSerializer(export, context={"request": request}).data)
 
 
@@ -146,4 +146,4 @@ class ExportDownload(APIView):
         },
     )
     def get(self, request: Request, pk: int):  # type: ignore[no-untyped-def]
-        return download_response(exports.export_get(user=request.user, export_id=pk))
+        return download_response(selectors.export_get(user=request.user, export_id=pk))

@@ -5,31 +5,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from auditor import exports
-from auditor.models import AuditResult, AuditRun, Export
+from auditor.exports import selectors, services
+from auditor.exports.download import download_response
+from auditor.exports.models import Export
+from auditor.runs.models import AuditResult, AuditRun
 from policies import POLICIES
 from traces import selectors as trace_selectors
-
-
-def download_response(export: Export) -> HttpResponse:
-    """The snapshot as an attachment, streamed from storage; 409 while it is not built. The
-    content hash is the ETag: a snapshot never changes, so neither does its tag."""
-    try:
-        fh = exports.export_open(export)
-    except exports.ExportRejected as exc:
-        return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
-    response = FileResponse(
-        fh,
-        as_attachment=True,
-        filename=export.filename,
-        content_type=exports.CONTENT_TYPES[export.format],
-    )
-    response["ETag"] = f'"{export.manifest.get("content_hash", "")}"'
-    response["Cache-Control"] = "private, max-age=31536000, immutable"
-    return response
 
 
 def _choices(request: HttpRequest, project) -> dict:  # type: ignore[no-untyped-def]
@@ -71,20 +55,20 @@ def export_list(request: HttpRequest, pk: int) -> HttpResponse:
             "category": post.getlist("category"),
         }
         try:
-            export = exports.export_create(
+            export = services.export_create(
                 project=project,
                 format=post.get("format", ""),
                 filters=filters,
                 user=request.user,
             )
-        except exports.ExportRejected as exc:
+        except services.ExportRejected as exc:
             error = str(exc)
         else:
             messages.success(request, f"Export #{export.pk} is being built.")
             return redirect(export)
     ctx = {
         "project": project,
-        "exports": exports.export_list(user=request.user, project=project)[:100],
+        "exports": selectors.export_list(user=request.user, project=project)[:100],
         "error": error,
         **_choices(request, project),
     }
@@ -94,16 +78,16 @@ def export_list(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The export's page; while it builds, htmx polls it and swaps `#status`."""
-    export = exports.export_get(user=request.user, export_id=pk)
+    export = selectors.export_get(user=request.user, export_id=pk)
     partial = bool(request.htmx) and not request.htmx.history_restore_request
     ctx = {
         "export": export,
         "project": export.project,
-        "manifest_text": exports.manifest_text(export) if export.manifest else "",
+        "manifest_text": selectors.manifest_text(export) if export.manifest else "",
     }
     return render(request, "auditor/export.html" + ("#status" if partial else ""), ctx)
 
 
 @login_required
 def export_download(request: HttpRequest, pk: int) -> HttpResponse:
-    return download_response(exports.export_get(user=request.user, export_id=pk))
+    return download_response(selectors.export_get(user=request.user, export_id=pk))

@@ -1,17 +1,29 @@
-"""The project dashboard, the audit run page and the comparison of two runs."""
+"""Pages of audit runs: the project dashboard, starting a run, the run page (polled while it
+runs), retrying its failed traces, and the comparison of two runs."""
 
 from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_POST
 
-from auditor import selectors
-from auditor.models import AuditRun
+from auditor.runs import selectors
+from auditor.runs.models import AuditRun
+from auditor.runs.services import (
+    ENVIRONMENTS,
+    JUDGES,
+    AuditRejected,
+    audit_run_create,
+    audit_run_retry_errors,
+)
+from policies import POLICIES
 from traces import selectors as trace_selectors
 
 
@@ -136,8 +148,6 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     runs = [visible.filter(pk=int(i)).first() if i.isdigit() and len(i) < 19 else None for i in ids]
     a, b = runs
     if (ids[0] and a is None) or (ids[1] and b is None):
-        from django.http import Http404
-
         raise Http404("no such audit run")
     project = (a or b).project if (a or b) else None
     error = None
@@ -165,3 +175,48 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         ctx["choices"] = list(visible.order_by("-id")[:100])
     ctx["error"] = error
     return render(request, "auditor/run_compare.html", ctx, status=400 if error else 200)
+
+
+@login_required
+def run_new(request: HttpRequest, pk: int) -> HttpResponse:
+    project = trace_selectors.project_get(user=request.user, project_id=pk)
+    if not trace_selectors.can_write(user=request.user, project=project):
+        raise PermissionDenied("viewers cannot start audits")
+    error = None
+    if request.method == "POST":
+        try:
+            run = audit_run_create(
+                project=project,
+                policies=request.POST.getlist("policies") or list(POLICIES),
+                judge=request.POST.get("judge", "heuristic"),
+                environment=request.POST.get("environment", "auto"),
+                label=request.POST.get("label", ""),
+                user=request.user,
+            )
+        except AuditRejected as exc:
+            error = str(exc)
+        else:
+            return redirect(run)
+    return render(
+        request,
+        "auditor/run_new.html",
+        {
+            "project": project,
+            "policies": POLICIES,
+            "judges": JUDGES,
+            "environments": ENVIRONMENTS,
+            "error": error,
+        },
+        status=400 if error else 200,
+    )
+
+
+@login_required
+@require_POST
+def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    run = selectors.run_get(user=request.user, run_id=pk)
+    if not trace_selectors.can_write(user=request.user, project=run.project):
+        raise PermissionDenied("viewers cannot retry audits")
+    n = audit_run_retry_errors(run=run)
+    messages.info(request, f"{n} failed traces queued again." if n else "Nothing to retry.")
+    return redirect(run)

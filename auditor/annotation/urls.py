@@ -3,7 +3,7 @@ includes may not share one (Django check urls.W005)."""
 
 from django.urls import path
 
-from auditor import views_annotate
+from auditor.annotation import views as views_annotate
 
 app_name = "annotate"
 

@@ -11,8 +11,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 
-from auditor import selectors
-from auditor.models import AuditRun
+from auditor.runs.models import AuditRun
+from auditor.runs.selectors import TRANSITIONS, latest_run
+from auditor.trace_list import selectors
 from policies import POLICIES
 from traces import selectors as trace_selectors
 
@@ -36,11 +37,11 @@ def _clean(request: HttpRequest, project, runs) -> tuple[dict[str, str], AuditRu
     if run_id is not None:
         run = runs.filter(pk=run_id).first()
     if run is None:
-        run = selectors.latest_run(project=project)
+        run = latest_run(project=project)
     f["run"] = str(run.pk) if run else ""
     if f["policy"] not in POLICIES:
         f["policy"] = ""
-    if f["transition"] not in selectors.TRANSITIONS:
+    if f["transition"] not in TRANSITIONS:
         f["transition"] = ""
     if f["applied"] not in ("yes", "no"):
         f["applied"] = ""
@@ -85,7 +86,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         ctx.update(
             runs=list(runs.order_by("-id")[:50]),
             policies=POLICIES,
-            transitions=selectors.TRANSITIONS,
+            transitions=TRANSITIONS,
             tri=TRI,
             choices=[
                 {"field": k, "values": choices[k], "selected": f[k]}

@@ -1,6 +1,6 @@
 """Annotation pages: queues of a run, a queue (progress, agreement, disagreements, settings),
 the keyboard-first annotation page and the adjudication view. Views translate; the work is in
-auditor.annotations. Members see queues; owners and annotators annotate; owners create
+auditor.annotation's services. Members see queues; owners and annotators annotate; owners create
 queues, change their settings and adjudicate; outsiders get 404."""
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
-from auditor import annotations as svc
-from auditor.models import AnnotationItem, AnnotationQueue, AuditRun
+from auditor.annotation import display, schema, selectors, services
+from auditor.annotation.models import AnnotationItem, AnnotationQueue
+from auditor.runs.models import AuditRun
 from traces import selectors as trace_selectors
 
 UNDO_DEPTH = 50
@@ -67,23 +68,23 @@ def queue_list(request: HttpRequest, pk: int) -> HttpResponse:
         if role != "owner":
             raise PermissionDenied("only owners create annotation queues")
         try:
-            queue = svc.queue_create(
+            queue = services.queue_create(
                 run=run,
                 name=request.POST.get("name", ""),
                 kinds=request.POST.getlist("kinds"),
                 source=request.POST.get("source", "needs"),
-                result_filter={f: request.POST.get(f, "") for f in svc.FILTER_FIELDS},
+                result_filter={f: request.POST.get(f, "") for f in schema.FILTER_FIELDS},
                 k=int(request.POST.get("k") or 2),
                 lease_seconds=int(request.POST.get("lease_seconds") or 600),
                 user=request.user,
             )
-        except (svc.AnnotationRejected, ValueError) as exc:
+        except (schema.AnnotationRejected, ValueError) as exc:
             error = str(exc)
         else:
             messages.success(request, f"Queue created with {queue.items.count()} items.")
             return redirect(queue)
     queues = [
-        {"queue": q, "progress": svc.queue_progress(q, request.user)}
+        {"queue": q, "progress": selectors.queue_progress(q, request.user)}
         for q in AnnotationQueue.objects.filter(run=run)
     ]
     ctx = {
@@ -91,7 +92,7 @@ def queue_list(request: HttpRequest, pk: int) -> HttpResponse:
         "run": run,
         "role": role,
         "queues": queues,
-        "kinds": [(k, svc.DEFAULT_SCHEMA[k]["question"]) for k in svc.KINDS],
+        "kinds": [(k, schema.DEFAULT_SCHEMA[k]["question"]) for k in schema.KINDS],
         "policies": run.policies,
         "transitions": ["unknown", "rescue", "harm", "same"],
         "error": error,
@@ -112,8 +113,8 @@ def _queue_context(request: HttpRequest, queue: AnnotationQueue) -> dict:
         "queue": queue,
         "role": role,
         "can_annotate": role in trace_selectors.WRITE_ROLES,
-        "progress": svc.queue_progress(queue, request.user),
-        "agreement": svc.queue_agreement(queue),
+        "progress": selectors.queue_progress(queue, request.user),
+        "agreement": selectors.queue_agreement(queue),
     }
 
 
@@ -121,9 +122,9 @@ def _queue_context(request: HttpRequest, queue: AnnotationQueue) -> dict:
 def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     queue = _queue_get(request, pk)
     ctx = _queue_context(request, queue)
-    ctx["disagreements"] = svc.queue_disagreements(queue) if ctx["role"] == "owner" else []
+    ctx["disagreements"] = selectors.queue_disagreements(queue) if ctx["role"] == "owner" else []
     ctx["schema_json"] = json.dumps(
-        {k: svc.schema_for(queue, k) for k in queue.kinds}, indent=2, ensure_ascii=False
+        {k: schema.schema_for(queue, k) for k in queue.kinds}, indent=2, ensure_ascii=False
     )
     return _render(request, "auditor/queue.html", "stats", ctx)
 
@@ -136,12 +137,12 @@ def queue_settings(request: HttpRequest, pk: int) -> HttpResponse:
         raise PermissionDenied("only owners change a queue's settings")
     try:
         raw = request.POST.get("schema", "").strip()
-        svc.queue_update(
+        services.queue_update(
             queue=queue,
             k=int(request.POST.get("k") or queue.k),
             schema=json.loads(raw) if raw else {},
         )
-    except (ValueError, svc.AnnotationRejected) as exc:
+    except (ValueError, schema.AnnotationRejected) as exc:
         messages.error(request, f"Settings not saved: {exc}")
         return redirect(queue)
     messages.success(request, "Settings saved (they apply to verdicts from now on).")
@@ -159,9 +160,8 @@ def _annotate_context(
     ctx["error"] = error
     ctx["can_undo"] = bool(request.session.get(_undo_key(queue)))
     if item is not None:
-        schema = svc.schema_for(queue, item.kind)
-        ctx["schema"] = schema
-        ctx["show"] = svc.item_display(item)
+        ctx["schema"] = schema.schema_for(queue, item.kind)
+        ctx["show"] = display.item_display(item)
     return ctx
 
 
@@ -177,7 +177,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         try:
             item_id = int(request.POST.get("item") or 0)
-            verdict = svc.verdict_submit(
+            verdict = services.verdict_submit(
                 item_id=item_id,
                 user=request.user,
                 label=request.POST.get("label", ""),
@@ -185,14 +185,14 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
                 comment=request.POST.get("comment", ""),
                 skipped=request.POST.get("action") == "skip",
             )
-        except (ValueError, svc.AnnotationRejected) as exc:
+        except (ValueError, schema.AnnotationRejected) as exc:
             error = str(exc)
         else:
             stack = request.session.get(_undo_key(queue), [])
             request.session[_undo_key(queue)] = (stack + [verdict.pk])[-UNDO_DEPTH:]
             if not request.htmx:
                 return redirect("annotate:next", queue.pk)
-    item = svc.item_claim(queue=queue, user=request.user)
+    item = services.item_claim(queue=queue, user=request.user)
     ctx = _annotate_context(request, queue, item, error)
     return _render(request, "auditor/annotate.html", "panel", ctx)
 
@@ -214,17 +214,17 @@ def annotate_undo(request: HttpRequest, pk: int) -> HttpResponse:
         request.session[_undo_key(queue)] = stack
         # a claim the user holds on the next item goes back to the pool first
         for held in AnnotationItem.objects.filter(queue=queue, claimed_by=request.user):
-            svc.item_release(item=held, user=request.user)
+            services.item_release(item=held, user=request.user)
         try:
-            item = svc.verdict_undo(verdict_id=verdict_id, user=request.user)
-        except svc.AnnotationRejected as exc:
+            item = services.verdict_undo(verdict_id=verdict_id, user=request.user)
+        except schema.AnnotationRejected as exc:
             error = str(exc)
         if item is not None and item.claimed_by_id != request.user.pk:
             item = None  # someone else holds it right now: show the next item instead
     if not request.htmx and not error:
         return redirect("annotate:next", queue.pk)
     if item is None:
-        item = svc.item_claim(queue=queue, user=request.user)
+        item = services.item_claim(queue=queue, user=request.user)
     ctx = _annotate_context(request, queue, item, error)
     return _render(request, "auditor/annotate.html", "panel", ctx)
 
@@ -249,10 +249,10 @@ def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
     error = ""
     if request.method == "POST":
         try:
-            svc.item_adjudicate(
+            services.item_adjudicate(
                 item_id=item.pk, user=request.user, label=request.POST.get("label", "")
             )
-        except svc.AnnotationRejected as exc:
+        except schema.AnnotationRejected as exc:
             error = str(exc)
         else:
             messages.success(request, f"Item #{item.pk}: final verdict recorded.")
@@ -265,10 +265,10 @@ def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         "run": queue.run,
         "queue": queue,
         "item": item,
-        "schema": svc.schema_for(queue, item.kind),
-        "show": svc.item_display(item, blind=False),
+        "schema": schema.schema_for(queue, item.kind),
+        "show": display.item_display(item, blind=False),
         "verdicts": item.verdicts.select_related("annotator").order_by("id"),
-        "choices": svc.adjudication_labels(item),
+        "choices": schema.adjudication_labels(item),
         "error": error,
         "trace_url": reverse("auditor:trace", args=[item.result.trace_id]),
     }

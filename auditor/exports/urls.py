@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from auditor import api_export, views_export
+from auditor.exports import api as api_export
+from auditor.exports import views as views_export
 
 app_name = "exports"
 

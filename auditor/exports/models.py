@@ -2,7 +2,7 @@
 
 An export is asked for (filters + format), built once by a worker into a file kept through
 Django's storage API, and never changed afterwards: rebuilding is a new export. The builder
-is `auditor.exports.export_build`.
+is `auditor.exports.services.export_build`.
 """
 
 from __future__ import annotations
