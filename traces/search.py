@@ -15,7 +15,6 @@ fine at the embedded scale, and immediate.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 
@@ -24,9 +23,8 @@ from django.db.models import BooleanField, Exists, OuterRef, QuerySet, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
+from common.jobs import job_enqueue
 from traces.models import Event, Trace
-
-log = logging.getLogger(__name__)
 
 INDEXED_CHARS = 100_000
 TABLE = "traces_eventsearch"  # created by migration traces 0005
@@ -71,12 +69,10 @@ def index_upload_queue(upload_id: int) -> None:
         return
 
     def enqueue() -> None:
-        from traces.tasks import index_search  # tasks import services, which call this
+        # In the function: traces.tasks imports this module (its task calls index_upload).
+        from traces.tasks import index_search
 
-        try:
-            index_search.delay(upload_id)
-        except Exception:  # noqa: BLE001 — the broker is down; the sweep indexes it later
-            log.warning("could not queue search indexing of %s", upload_id, exc_info=True)
+        job_enqueue(index_search, upload_id)
 
     transaction.on_commit(enqueue, robust=True)
 

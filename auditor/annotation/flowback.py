@@ -5,7 +5,7 @@ Called by the services when an item settles or unsettles, inside the item's row 
 from __future__ import annotations
 
 from auditor.annotation.models import AnnotationItem, ResultOverride
-from auditor.models import AuditResult, AuditRun
+from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.summary import audit_run_summary
 from policies.transitions import transition
 

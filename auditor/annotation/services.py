@@ -27,7 +27,7 @@ from auditor.annotation.schema import (
     schema_for,
     schema_validate,
 )
-from auditor.models import AuditResult, AuditRun
+from auditor.runs.models import AuditResult, AuditRun
 
 # --- building queues -------------------------------------------------------------------------
 

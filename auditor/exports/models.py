@@ -11,10 +11,12 @@ from django.conf import settings as django_settings
 from django.db import models
 from django.urls import reverse
 
+from common.jobs import Job
+
 __all__ = ["Export"]
 
 
-class Export(models.Model):
+class Export(Job):
     """One snapshot of a project's traces, decisions and annotations in one format."""
 
     class Format(models.TextChoices):
@@ -22,29 +24,18 @@ class Export(models.Model):
         CSV = "csv", "CSV (one row per decision)"
         PARQUET = "parquet", "Parquet (one row per decision)"
 
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
     project = models.ForeignKey("traces.Project", on_delete=models.CASCADE, related_name="exports")
     created_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     filters = models.JSONField(default=dict, blank=True, help_text="as resolved at creation")
     format = models.CharField(max_length=10, choices=Format.choices)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     file = models.FileField(upload_to="exports/%Y/%m/%d/", max_length=300, blank=True)
     manifest = models.JSONField(default=dict, blank=True)
     rows = models.PositiveBigIntegerField(default=0, help_text="lines (JSONL) or rows")
     bytes = models.PositiveBigIntegerField(default=0)
     error = models.TextField(blank=True)
     attempts = models.PositiveIntegerField(default=0, help_text="builds claimed; see the builder")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -74,10 +65,6 @@ class Export(models.Model):
     @property
     def download_url(self) -> str:
         return reverse("exports:download", args=[self.pk])
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
     @property
     def filename(self) -> str:

@@ -11,20 +11,21 @@ import logging
 import os
 import tempfile
 from collections.abc import Mapping
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import F, Q
+from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from auditor.exports.models import Export
 from auditor.exports.snapshot import Snapshot
 from auditor.exports.writers import WRITERS
 from auditor.runs.models import AuditResult, AuditRun
+from common.jobs import job_claim, job_enqueue, stale, stale_cutoff
+from common.retrying import TRANSIENT
 from policies import POLICIES
 from traces.models import Project
 
@@ -33,7 +34,6 @@ log = logging.getLogger(__name__)
 FORMATS = tuple(Export.Format.values)
 TRANSITIONS = tuple(AuditResult.Transition.values)
 LIST_FILTERS = ("policy", "transition", "model", "benchmark", "category")
-_TRANSIENT = (OperationalError, InterfaceError)
 EXPORT_QUEUE = "export"
 
 
@@ -123,25 +123,16 @@ def export_create(
 
 
 def _enqueue(export_id: int) -> None:
-    from auditor.exports.tasks import build_export  # the task calls export_build, here
+    # In the function: auditor.exports.tasks imports this module (its task calls export_build).
+    from auditor.exports.tasks import build_export
 
-    try:
-        build_export.apply_async(args=[export_id], queue=EXPORT_QUEUE)
-    except Exception:  # noqa: BLE001 — an unreachable broker; exports_resume_stale queues it
-        log.warning("broker unavailable: export %s stays pending", export_id, exc_info=True)
+    job_enqueue(build_export, export_id, queue=EXPORT_QUEUE)
 
 
 def exports_resume_stale(*, older_than: float | None = None) -> list[int]:
     """Queue again exports left pending (broker was down) or running by a killed worker. A
     build is all-or-nothing (temporary file, stored only at the end), so redoing it is safe."""
-    age = older_than if older_than is not None else float(settings.TA_STALE_SECONDS)
-    cutoff = timezone.now() - timedelta(seconds=age)
-    ids = list(
-        Export.objects.filter(
-            Q(status=Export.Status.PENDING, created_at__lt=cutoff)
-            | Q(status=Export.Status.RUNNING, heartbeat_at__lt=cutoff)
-        ).values_list("pk", flat=True)[:1000]
-    )
+    ids = list(stale(Export, stale_cutoff(older_than)).values_list("pk", flat=True)[:1000])
     for pk in ids:
         _enqueue(pk)
     return ids
@@ -153,19 +144,7 @@ def exports_resume_stale(*, older_than: float | None = None) -> list[int]:
 def _claim(export_id: int) -> Export | None:
     """Claim the build with a conditional update: a pending export, or a running one whose
     worker went silent. A done export is never claimed again — a snapshot is built once."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=float(settings.TA_STALE_SECONDS))
-    claimed = Export.objects.filter(
-        Q(status=Export.Status.PENDING) | Q(status=Export.Status.RUNNING, heartbeat_at__lt=stale),
-        pk=export_id,
-    ).update(
-        status=Export.Status.RUNNING,
-        attempts=F("attempts") + 1,
-        started_at=now,
-        heartbeat_at=now,
-        error="",
-    )
-    if not claimed:
+    if not job_claim(Export, export_id, take_over_stale=True, attempts=F("attempts") + 1, error=""):
         return None
     return Export.objects.select_related("project").get(pk=export_id)
 
@@ -201,7 +180,7 @@ def export_build(*, export_id: int, chunk_size: int | None = None) -> Export | N
         if not done:  # a newer claim took over while this one was slow; keep only one file
             default_storage.delete(stored)
             return None
-    except _TRANSIENT:
+    except TRANSIENT:
         if stored:
             default_storage.delete(stored)
         mine.update(status=Export.Status.PENDING)

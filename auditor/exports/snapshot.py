@@ -19,6 +19,7 @@ from auditor.annotation.selectors import result_annotations
 from auditor.exports.models import Export
 from auditor.exports.rows import JSON_COLUMNS, TRACE_FIELDS, flat_decision
 from auditor.runs.models import AuditResult, AuditRun
+from common.jobs import job_heartbeat
 from traces import selectors as trace_selectors
 
 SCHEMA_VERSION = 1
@@ -91,7 +92,7 @@ class Snapshot:
         self.columns: list[str] = []  # set by the writer
 
     def heartbeat(self) -> None:
-        self.mine.update(heartbeat_at=timezone.now())
+        job_heartbeat(self.mine)
 
     # -- traces (JSONL) --------------------------------------------------------------------
     def trace_chunks(self) -> Iterator[list[dict]]:

@@ -7,26 +7,12 @@ export queue's route still find it."""
 
 from __future__ import annotations
 
-from celery import shared_task
-from django.db import InterfaceError, OperationalError, connection
-
 from auditor.exports import services
+from common.retrying import retrying_task
 
-_TRANSIENT = (OperationalError, InterfaceError)
 
-
-@shared_task(
-    name="auditor.tasks_export.build_export",
-    bind=True,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=8,
-)
-def build_export(self, export_id: int) -> None:  # type: ignore[no-untyped-def]
+@retrying_task(name="auditor.tasks_export.build_export")
+def build_export(export_id: int) -> None:
     """Build one export's snapshot. Idempotent: a redelivered message finds it claimed or done.
-    A transient database error puts the export back to pending and retries with backoff."""
-    try:
-        services.export_build(export_id=export_id)
-    except _TRANSIENT as exc:
-        connection.close()
-        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
+    A transient database error puts the export back to pending (in the service) and retries."""
+    services.export_build(export_id=export_id)

@@ -7,20 +7,15 @@ from django.conf import settings as django_settings
 from django.db import models
 from django.urls import reverse
 
+from common.jobs import Job
 from traces.models import Project, Trace
 
 __all__ = ["AuditItem", "AuditResult", "AuditRun", "Calibration"]
 
 
-class AuditRun(models.Model):
+class AuditRun(Job):
     """One audit of a project's traces under a fixed set of policies and settings. Every
     setting is stored, so two runs with different settings can be compared side by side."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_runs")
     label = models.CharField(max_length=200, blank=True)
@@ -29,7 +24,6 @@ class AuditRun(models.Model):
     judge = models.CharField(max_length=20, default="heuristic")
     environment = models.CharField(max_length=20, default="auto")
     trace_filter = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     traces_total = models.PositiveIntegerField(default=0)
     traces_done = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
@@ -39,10 +33,6 @@ class AuditRun(models.Model):
     created_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -56,10 +46,6 @@ class AuditRun(models.Model):
     @property
     def progress(self) -> float:
         return self.traces_done / self.traces_total if self.traces_total else 1.0
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
 
 class AuditItem(models.Model):

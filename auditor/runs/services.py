@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import timedelta
 from typing import Any
 
 import orjson
@@ -18,6 +17,7 @@ from django.utils import timezone
 from auditor.runs.calibration import run_calibrate
 from auditor.runs.models import AuditItem, AuditRun
 from auditor.runs.work import audit_chunk_process, finish_if_complete, judge_options
+from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
 from policies import POLICIES, Auditor
 from traces.models import Project, Trace, Upload
 
@@ -109,14 +109,10 @@ def audit_run_create(
 
 
 def _enqueue_start(run_id: int) -> None:
-    from auditor.runs.tasks import start_run  # the task calls audit_run_start, here
+    # In the function: auditor.runs.tasks imports this module (its task calls audit_run_start).
+    from auditor.runs.tasks import start_run
 
-    try:
-        start_run.delay(run_id)
-    except Exception:  # noqa: BLE001 — an unreachable broker; the sweep starts it later
-        log.warning(
-            "broker unavailable: run %s stays pending until the sweep", run_id, exc_info=True
-        )
+    job_enqueue(start_run, run_id)
 
 
 def _enqueue_chunks(run: AuditRun, trace_ids: list[int]) -> int:
@@ -143,10 +139,7 @@ def run_traces(run: AuditRun):  # type: ignore[no-untyped-def]
 def audit_run_start(*, run_id: int, inline: bool = False) -> AuditRun | None:
     """Claim the run, create one item per trace, calibrate VRR, and queue the chunks (or, inline,
     process them here). Idempotent: a second call finds the run already claimed."""
-    now = timezone.now()
-    if not AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.PENDING).update(
-        status=AuditRun.Status.RUNNING, started_at=now, heartbeat_at=now
-    ):
+    if not job_claim(AuditRun, run_id):
         return None
     run = AuditRun.objects.select_related("project").get(pk=run_id)
     t0 = time.perf_counter()
@@ -192,15 +185,11 @@ def audit_runs_resume_stale(*, older_than: float | None = None) -> list[int]:
     """Queue the pending traces of running runs nobody has reported on for a while — after a
     worker was killed — and start runs still pending (their start message was lost while the
     broker was down). Duplicated work is harmless (results are idempotent)."""
-    if older_than is None:
-        older_than = django_settings.TA_STALE_SECONDS
-    cutoff = timezone.now() - timedelta(seconds=older_than)
-    for run_id in AuditRun.objects.filter(
-        status=AuditRun.Status.PENDING, created_at__lt=cutoff
-    ).values_list("pk", flat=True):
+    cutoff = stale_cutoff(older_than)
+    for run_id in stale_pending(AuditRun, cutoff).values_list("pk", flat=True):
         _enqueue_start(run_id)
     resumed = []
-    for run in AuditRun.objects.filter(status=AuditRun.Status.RUNNING, heartbeat_at__lt=cutoff):
+    for run in stale_running(AuditRun, cutoff):
         if not AuditRun.objects.filter(pk=run.pk, heartbeat_at__lt=cutoff).update(
             heartbeat_at=timezone.now()
         ):

@@ -15,6 +15,7 @@ from django.utils import timezone
 from auditor.runs.calibration import verifier_of
 from auditor.runs.models import AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.summary import audit_run_summary
+from common.jobs import job_heartbeat
 from policies import Auditor
 from traces.models import Trace
 from traces.selectors import load_events
@@ -105,8 +106,8 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
         events_by_trace = load_events(part)
         _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
         done += len(part)
-        AuditRun.objects.filter(pk=run.pk).update(
-            heartbeat_at=timezone.now(),
+        job_heartbeat(
+            AuditRun.objects.filter(pk=run.pk),
             traces_done=AuditItem.objects.filter(run=run)
             .exclude(status=AuditItem.Status.PENDING)
             .count(),

@@ -16,11 +16,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from auditor.models import AuditResult, AuditRun
+from auditor.runs.models import AuditResult, AuditRun
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.events import event_view
 from auditor.trace_page.text import pretty
+from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
 from traces import selectors as trace_selectors
 from traces.models import Event, Trace
 
@@ -132,13 +133,11 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
     ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
     ctx.update(_audit_context(request, trace))
-    if request.htmx and not request.htmx.history_restore_request:
-        # A policy or run tab: only the audit part changes.
-        return render(request, "auditor/trace.html#audit", ctx)
-    after_seq = _int_param(request, "after_seq")
-    events, next_seq = _event_window(trace, after_seq)
-    ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)
-    return render(request, "auditor/trace.html", ctx)
+    if not wants_fragment(request):  # a policy or run tab changes only the audit part
+        after_seq = _int_param(request, "after_seq")
+        events, next_seq = _event_window(trace, after_seq)
+        ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)
+    return render_page_or_fragment(request, "auditor/trace.html", ctx, fragment="#audit")
 
 
 @login_required
@@ -146,9 +145,10 @@ def trace_events(request: HttpRequest, pk: int) -> HttpResponse:
     """The next window of the timeline (htmx "load more"); without htmx, the page from there."""
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
     after_seq = _int_param(request, "after_seq")
-    if not request.htmx:
+    if not wants_fragment(request):
         query = {**_state(request), **({"after_seq": after_seq} if after_seq is not None else {})}
-        return redirect(reverse("auditor:trace", args=[trace.pk]) + f"?{urlencode(query)}#timeline")
+        url = reverse("auditor:trace", args=[trace.pk]) + f"?{urlencode(query)}#timeline"
+        return vary_on_htmx(redirect(url))
     events, next_seq = _event_window(trace, after_seq)
     ctx = {
         "trace": trace,
@@ -158,7 +158,7 @@ def trace_events(request: HttpRequest, pk: int) -> HttpResponse:
         "after_seq": after_seq,
         "state": _state(request),
     }
-    return render(request, "auditor/trace_events.html", ctx)
+    return vary_on_htmx(render(request, "auditor/trace_events.html", ctx))
 
 
 @login_required
@@ -179,6 +179,6 @@ def trace_event(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
         + (f"?{urlencode(_state(request))}" if _state(request) else "")
         + f"#ev-{seq}",
     }
-    if request.htmx:
-        return render(request, "auditor/trace_event_body.html", ctx)
-    return render(request, "auditor/trace_event.html", ctx)
+    return render_page_or_fragment(
+        request, "auditor/trace_event.html", ctx, fragment="auditor/trace_event_body.html"
+    )

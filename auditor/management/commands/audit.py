@@ -18,7 +18,7 @@ from django.db import transaction
 from tqdm import tqdm
 
 from auditor.limits import apply_memory_limit
-from auditor.models import AuditRun
+from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     AuditRejected,
     audit_run_create,

@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from auditor.limits import apply_memory_limit
-from auditor.models import AuditRun
+from auditor.runs.models import AuditRun
 from auditor.runs.services import audit_run_create, audit_run_start
 from policies.vrr import VrrParams
 from policies.vrr_sim import loop_events, simulate_loops
