@@ -13,12 +13,12 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
 from auditor.annotation import display, schema, selectors, services
 from auditor.annotation.models import AnnotationItem, AnnotationQueue
 from auditor.runs.models import AuditRun
+from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
 from traces import selectors as trace_selectors
 
 UNDO_DEPTH = 50
@@ -42,13 +42,6 @@ def _queue_get(request: HttpRequest, pk: int) -> AnnotationQueue:
         raise Http404("no such queue")
     trace_selectors.project_get(user=request.user, project_id=queue.run.project_id)
     return queue
-
-
-def _render(request: HttpRequest, template: str, part: str, ctx: dict) -> HttpResponse:
-    """One template serves the page and, for htmx, its fragment (`template#part`)."""
-    response = render(request, template + (f"#{part}" if request.htmx else ""), ctx)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 def _undo_key(queue: AnnotationQueue) -> str:
@@ -126,7 +119,7 @@ def queue_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx["schema_json"] = json.dumps(
         {k: schema.schema_for(queue, k) for k in queue.kinds}, indent=2, ensure_ascii=False
     )
-    return _render(request, "auditor/queue.html", "stats", ctx)
+    return render_page_or_fragment(request, "auditor/queue.html", ctx, fragment="#stats")
 
 
 @login_required
@@ -190,11 +183,11 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             stack = request.session.get(_undo_key(queue), [])
             request.session[_undo_key(queue)] = (stack + [verdict.pk])[-UNDO_DEPTH:]
-            if not request.htmx:
-                return redirect("annotate:next", queue.pk)
+            if not wants_fragment(request):
+                return vary_on_htmx(redirect("annotate:next", queue.pk))
     item = services.item_claim(queue=queue, user=request.user)
     ctx = _annotate_context(request, queue, item, error)
-    return _render(request, "auditor/annotate.html", "panel", ctx)
+    return render_page_or_fragment(request, "auditor/annotate.html", ctx, fragment="#panel")
 
 
 @login_required
@@ -221,12 +214,12 @@ def annotate_undo(request: HttpRequest, pk: int) -> HttpResponse:
             error = str(exc)
         if item is not None and item.claimed_by_id != request.user.pk:
             item = None  # someone else holds it right now: show the next item instead
-    if not request.htmx and not error:
-        return redirect("annotate:next", queue.pk)
+    if not wants_fragment(request) and not error:
+        return vary_on_htmx(redirect("annotate:next", queue.pk))
     if item is None:
         item = services.item_claim(queue=queue, user=request.user)
     ctx = _annotate_context(request, queue, item, error)
-    return _render(request, "auditor/annotate.html", "panel", ctx)
+    return render_page_or_fragment(request, "auditor/annotate.html", ctx, fragment="#panel")
 
 
 # --- adjudication ------------------------------------------------------------------------------

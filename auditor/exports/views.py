@@ -12,6 +12,7 @@ from auditor.exports import selectors, services
 from auditor.exports.download import download_response
 from auditor.exports.models import Export
 from auditor.runs.models import AuditResult, AuditRun
+from common.rendering import render_page_or_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
 
@@ -79,13 +80,12 @@ def export_list(request: HttpRequest, pk: int) -> HttpResponse:
 def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The export's page; while it builds, htmx polls it and swaps `#status`."""
     export = selectors.export_get(user=request.user, export_id=pk)
-    partial = bool(request.htmx) and not request.htmx.history_restore_request
     ctx = {
         "export": export,
         "project": export.project,
         "manifest_text": selectors.manifest_text(export) if export.manifest else "",
     }
-    return render(request, "auditor/export.html" + ("#status" if partial else ""), ctx)
+    return render_page_or_fragment(request, "auditor/export.html", ctx, fragment="#status")
 
 
 @login_required

@@ -11,7 +11,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from auditor.runs import selectors
@@ -23,6 +22,7 @@ from auditor.runs.services import (
     audit_run_create,
     audit_run_retry_errors,
 )
+from common.rendering import render_page_or_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
 
@@ -121,10 +121,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             }
             c["links"]["all"] = _list_url(project.pk, **base, category=c["category"])
     previous = AuditRun.objects.filter(project=project, pk__lt=run.pk).order_by("-pk").first()
-    partial = bool(request.htmx) and not request.htmx.history_restore_request
-    response = render(
+    return render_page_or_fragment(
         request,
-        "auditor/run.html" + ("#status" if partial else ""),
+        "auditor/run.html",
         {
             "run": run,
             "project": project,
@@ -134,9 +133,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "calibrations": run.calibrations.order_by("model", "verifier"),
             "previous": previous,
         },
+        fragment="#status",
     )
-    patch_vary_headers(response, ("HX-Request",))
-    return response
 
 
 @login_required

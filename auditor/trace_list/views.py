@@ -8,12 +8,11 @@ from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
 
 from auditor.runs.models import AuditRun
 from auditor.runs.selectors import TRANSITIONS, latest_run
 from auditor.trace_list import selectors
+from common.rendering import render_page_or_fragment, wants_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
 
@@ -64,7 +63,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     state = {k: v for k, v in f.items() if v}
     count, more = selectors.count_capped(qs)
     badges = selectors.result_badges(run=run, trace_ids=[t.pk for t in page["rows"]]) if run else {}
-    partial = bool(request.htmx) and not request.htmx.history_restore_request
+    partial = wants_fragment(request)
     ctx = {
         "project": project,
         "f": f,
@@ -93,8 +92,4 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
                 for k in ("model", "benchmark", "category")
             ],
         )
-    response = render(request, "auditor/trace_list.html" + ("#rows" if partial else ""), ctx)
-    # The same URL answers with a fragment or a page depending on HX-Request; caches (and the
-    # browser's back-forward cache) must keep them apart.
-    patch_vary_headers(response, ("HX-Request",))
-    return response
+    return render_page_or_fragment(request, "auditor/trace_list.html", ctx, fragment="#rows")
