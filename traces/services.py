@@ -44,18 +44,24 @@ class UploadRejected(Exception):
         self.status = status
 
 
-def _hash_and_size(fileobj: IO[bytes], max_bytes: int) -> tuple[str, int]:
+def upload_size_check(size: int) -> None:
+    """The upload size limit and its message, in one place: raise 413 when `size` bytes pass
+    TA_MAX_UPLOAD_BYTES (checked on a declared length, while streaming, and on the stored file)."""
+    limit = settings.TA_MAX_UPLOAD_BYTES
+    if size > limit:
+        raise UploadRejected(
+            f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)",
+            status=413,
+        )
+
+
+def _hash_and_size(fileobj: IO[bytes]) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
     fileobj.seek(0)
     while chunk := fileobj.read(1 << 20):
         size += len(chunk)
-        if size > max_bytes:
-            raise UploadRejected(
-                f"file is larger than the limit of {max_bytes / 1048576:.1f} MiB "
-                "(TA_MAX_UPLOAD_BYTES)",
-                status=413,
-            )
+        upload_size_check(size)
         digest.update(chunk)
     fileobj.seek(0)
     return digest.hexdigest(), size
@@ -77,7 +83,7 @@ def upload_create(
         raise UploadRejected(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if isinstance(fileobj, bytes):
         fileobj = ContentFile(fileobj)
-    content_hash, size = _hash_and_size(fileobj, settings.TA_MAX_UPLOAD_BYTES)
+    content_hash, size = _hash_and_size(fileobj)
     if size == 0:
         raise UploadRejected("the file is empty")
     existing = Upload.objects.filter(project=project, content_hash=content_hash).first()

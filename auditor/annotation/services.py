@@ -27,7 +27,7 @@ from auditor.annotation.schema import (
     schema_for,
     schema_validate,
 )
-from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 
 # --- building queues -------------------------------------------------------------------------
 
@@ -90,8 +90,7 @@ def _candidate_items(queue: AnnotationQueue) -> Iterable[AnnotationItem]:
         if flt.get("category"):
             results = results.filter(trace__category=flt["category"])
     kinds = set(queue.kinds)
-    fields = ("id", "policy", "transition", "guarded_success", "continuation", "record")
-    for r in results.only(*fields).iterator(chunk_size=500):
+    for r in results.only("id", "policy", *DECISION_FIELDS).iterator(chunk_size=500):
         rec = r.record if isinstance(r.record, dict) else {}
 
         def item(kind: str, ref: int = 0, **payload: Any) -> AnnotationItem:

@@ -18,7 +18,7 @@ from django.utils import timezone
 from auditor.annotation.selectors import result_annotations
 from auditor.exports.models import Export
 from auditor.exports.rows import JSON_COLUMNS, TRACE_FIELDS, flat_decision
-from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from common.jobs import job_heartbeat
 from traces import selectors as trace_selectors
 
@@ -26,19 +26,8 @@ SCHEMA_VERSION = 1
 # A chunk of traces is also cut when its events pass this many, so one chunk of very long
 # traces cannot hold much more than an ordinary one.
 CHUNK_EVENTS = 50_000
-# The decision fields every writer reads (values()), plus the trace's fields.
-DECISION_FIELDS = (
-    "id",
-    "run_id",
-    "trace_id",
-    "policy",
-    "applied",
-    "actor_success",
-    "guarded_success",
-    "transition",
-    "continuation",
-    "record",
-)
+# What every writer reads of a decision (values()); rows add the trace's fields.
+RESULT_VALUES = ("id", "run_id", "trace_id", "policy", *DECISION_FIELDS)
 
 
 class _ProjectScope:
@@ -114,13 +103,13 @@ class Snapshot:
         return list(
             self.decisions.filter(trace_id__in=trace_ids)
             .order_by("trace_id", "run_id", "policy")
-            .values(*DECISION_FIELDS)
+            .values(*RESULT_VALUES)
         )
 
     # -- decisions (CSV, Parquet): one row each --------------------------------------------
     def rows(self) -> Iterator[list[dict]]:
         """Flat decision rows, a chunk at a time, with annotations attached."""
-        fields = (*DECISION_FIELDS, *(f"trace__{k}" for k in TRACE_FIELDS))
+        fields = (*RESULT_VALUES, *(f"trace__{k}" for k in TRACE_FIELDS))
         for page in keyset(self.decisions, fields, self.chunk):
             notes = result_annotations([r["id"] for r in page])
             yield [flat_decision(r, notes.get(r["id"])) for r in page]

@@ -10,7 +10,19 @@ from django.urls import reverse
 from common.jobs import Job
 from traces.models import Project, Trace
 
-__all__ = ["AuditItem", "AuditResult", "AuditRun", "Calibration"]
+__all__ = ["DECISION_FIELDS", "AuditItem", "AuditResult", "AuditRun", "Calibration"]
+
+# A policy's decision as AuditResult stores it: the keys of policies' PolicyResult.to_dict()
+# that are columns here (besides guarded_trajectory, which only the trace page reads). Written
+# once: storing results, the run tables, annotation queues and exports all read this list.
+DECISION_FIELDS = (
+    "applied",
+    "actor_success",
+    "guarded_success",
+    "transition",
+    "continuation",
+    "record",
+)
 
 
 class AuditRun(Job):

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.db.models import Count, Q
 
-from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from policies.report import summarise_run
 from traces.models import Trace
 
@@ -22,15 +22,7 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
         rows = list(
             AuditResult.objects.filter(run=run, policy=policy)
             .order_by("trace_id")
-            .values(
-                "trace_id",
-                "applied",
-                "actor_success",
-                "guarded_success",
-                "transition",
-                "continuation",
-                "record",
-            )
+            .values("trace_id", *DECISION_FIELDS)
         )
         if not rows:
             out[policy] = {"n": 0}
@@ -44,37 +36,19 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
 def audit_run_counts(run: AuditRun) -> dict[str, Any]:
     """The CLI's `--json` view of a finished run."""
     per_policy: dict[str, Any] = {}
-    rows = (
-        AuditResult.objects.filter(run=run)
-        .values("policy")
-        .annotate(
-            n=Count("id"),
-            applied=Count("id", filter=Q(applied=True)),
-            actor_success=Count("id", filter=Q(actor_success=True)),
-            guarded_success=Count("id", filter=Q(guarded_success=True)),
-            rescue=Count("id", filter=Q(transition="rescue")),
-            harm=Count("id", filter=Q(transition="harm")),
-            same=Count("id", filter=Q(transition="same")),
-            unknown=Count("id", filter=Q(transition="unknown")),
-        )
-    )
+    counts = {
+        "n": Count("id"),
+        "applied": Count("id", filter=Q(applied=True)),
+        "actor_success": Count("id", filter=Q(actor_success=True)),
+        "guarded_success": Count("id", filter=Q(guarded_success=True)),
+        **{t: Count("id", filter=Q(transition=t)) for t in AuditResult.Transition.values},
+    }
+    rows = AuditResult.objects.filter(run=run).values("policy").annotate(**counts)
     for r in rows:
         policy = r.pop("policy")
         per_policy[policy] = r
     for policy in run.policies:
-        per_policy.setdefault(
-            policy,
-            {
-                "n": 0,
-                "applied": 0,
-                "actor_success": 0,
-                "guarded_success": 0,
-                "rescue": 0,
-                "harm": 0,
-                "same": 0,
-                "unknown": 0,
-            },
-        )
+        per_policy.setdefault(policy, dict.fromkeys(counts, 0))
         overall = ((run.summary or {}).get(policy) or {}).get("overall")
         if overall:  # Δ with its CI and the McNemar test, from the run-level tables
             per_policy[policy]["overall"] = overall

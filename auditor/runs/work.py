@@ -13,7 +13,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from auditor.runs.calibration import verifier_of
-from auditor.runs.models import AuditItem, AuditResult, AuditRun, Calibration
+from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
 from policies import Auditor
@@ -143,13 +143,8 @@ def _audit_batch(
                     run=run,
                     trace=trace,
                     policy=name,
-                    applied=d["applied"],
-                    actor_success=d["actor_success"],
-                    guarded_success=d["guarded_success"],
-                    transition=d["transition"],
-                    continuation=d["continuation"],
-                    record=d["record"],
                     guarded_trajectory=d["guarded_trajectory"],
+                    **{f: d[f] for f in DECISION_FIELDS},
                 )
             )
         done.append(trace.pk)
