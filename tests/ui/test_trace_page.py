@@ -3,7 +3,6 @@ behind it (`auditor.trace_page`)."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -375,26 +374,6 @@ def test_query_count_does_not_grow_with_trace_length(client, alice, project):
     r = client.get(large.get_absolute_url() + "?after_seq=4900")
     html = r.content.decode()
     assert 'id="ev-4900"' not in html and 'id="ev-4999"' in html and "Load more" not in html
-
-
-@pytest.mark.django_db
-def test_server_time_of_a_1000_event_page(client, alice, project, capsys):
-    """SPEC §9 asks p95 < 300 ms; measured and printed here, not asserted (machines vary)."""
-    client.force_login(alice)
-    t = big_trace(project, 1000, "thousand")
-    client.get(t.get_absolute_url())
-    times = []
-    for _ in range(20):
-        t0 = time.perf_counter()
-        assert client.get(t.get_absolute_url()).status_code == 200
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    with capsys.disabled():
-        print(
-            f"\n1,000-event trace page ({connection.vendor}): median "
-            f"{times[len(times) // 2] * 1000:.0f} ms, "
-            f"p95 {times[int(len(times) * 0.95) - 1] * 1000:.0f} ms"
-        )
 
 
 def test_the_checklist_threshold_line_is_the_records_theta_even_zero():
