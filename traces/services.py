@@ -8,7 +8,6 @@ with `--inline`; the same function either way).
 from __future__ import annotations
 
 import hashlib
-import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,8 +29,6 @@ from traces.models import Project, Trace, Upload
 from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
 from traces.store import ChunkedStore
 from traces.validate import validate_event
-
-log = logging.getLogger(__name__)
 
 FORMATS = ("auto", *dict.fromkeys(["v1", *importers.IMPORTERS]))
 

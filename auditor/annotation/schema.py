@@ -64,7 +64,7 @@ DEFAULT_SCHEMA: dict[str, dict[str, Any]] = {
     },
 }
 
-# An outcome item's final label → the guarded outcome it sets ("unclear" sets nothing).
+# Keys the annotation page uses itself (fatal, skip, undo, comment, help, submit).
 RESERVED_KEYS = {"f", "s", "u", "c", "?", "enter"}
 
 

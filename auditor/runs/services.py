@@ -4,7 +4,6 @@ safe to run twice. The per-trace work is in `work`, the run-level tables in `sum
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -20,8 +19,6 @@ from auditor.runs.work import audit_chunk_process, finish_if_complete, judge_opt
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
 from policies import POLICIES, Auditor
 from traces.models import Project, Trace, Upload
-
-log = logging.getLogger(__name__)
 
 JUDGES = ("heuristic", "recorded", "openai")
 ENVIRONMENTS = ("auto", "none", "bfcl")
@@ -116,7 +113,8 @@ def _enqueue_start(run_id: int) -> None:
 
 
 def _enqueue_chunks(run: AuditRun, trace_ids: list[int]) -> int:
-    from auditor.runs.tasks import audit_chunk  # the task calls work, which this imports
+    # In the function: auditor.runs.tasks imports this module (see _enqueue_start).
+    from auditor.runs.tasks import audit_chunk
 
     size = django_settings.TA_AUDIT_CHUNK_TRACES
     chunks = [trace_ids[i : i + size] for i in range(0, len(trace_ids), size)]
