@@ -2,8 +2,9 @@
 contracts in pyproject.toml, also run by scripts/test), no import cycle that is not cut by a
 function-level import with a comment saying why, and no oversized module.
 
-`policies` is left out of the cycle check for now: its `judges <-> judge_openai` cycle is being
-removed on another branch; add it to PACKAGES once that lands.
+`policies` is left out of the cycle check for now: its judges' import cycle (judges,
+judge_registry, heuristic_judge, llm.judge) is the policy engineers' to remove; add it to
+PACKAGES once that lands.
 """
 
 from __future__ import annotations
