@@ -1,146 +1,19 @@
-"""The audit domain: runs of the guard policies over a project's traces, their per-trace
-results, and VRR calibrations."""
+"""Django finds an app's models through this module. The auditor app's models live in its
+sub-packages, by what they do; their tables, the app label `auditor` and the migration history
+are those they always had."""
 
-from __future__ import annotations
+from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
+from auditor.exports.models import Export
+from auditor.runs.models import AuditItem, AuditResult, AuditRun, Calibration
 
-from django.conf import settings as django_settings
-from django.db import models
-from django.urls import reverse
-
-from traces.models import Project, Trace
-
-
-class AuditRun(models.Model):
-    """One audit of a project's traces under a fixed set of policies and settings. Every
-    setting is stored, so two runs with different settings can be compared side by side."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="audit_runs")
-    label = models.CharField(max_length=200, blank=True)
-    policies = models.JSONField(help_text="policy names, in order")
-    settings = models.JSONField(default=dict, blank=True, help_text="per-policy settings")
-    judge = models.CharField(max_length=20, default="heuristic")
-    environment = models.CharField(max_length=20, default="auto")
-    trace_filter = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    traces_total = models.PositiveIntegerField(default=0)
-    traces_done = models.PositiveIntegerField(default=0)
-    error_count = models.PositiveIntegerField(default=0)
-    summary = models.JSONField(default=dict, blank=True, help_text="run-level tables per policy")
-    timings = models.JSONField(default=dict, blank=True)
-    failure = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-
-    def __str__(self) -> str:
-        return f"run #{self.pk} ({self.status})"
-
-    def get_absolute_url(self) -> str:
-        return reverse("auditor:run", args=[self.pk])
-
-    @property
-    def progress(self) -> float:
-        return self.traces_done / self.traces_total if self.traces_total else 1.0
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
-
-
-class AuditItem(models.Model):
-    """The unit of work: one trace of one run. Its status makes the fan-out idempotent and
-    lets a crashed or failed trace be found and retried."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        DONE = "done"
-        ERROR = "error"
-
-    run = models.ForeignKey(AuditRun, on_delete=models.CASCADE, related_name="items")
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="audit_items")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    seconds = models.FloatField(null=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "trace"], name="item_unique")]
-        indexes = [models.Index(fields=["run", "status"], name="item_run_status")]
-
-    def __str__(self) -> str:
-        return f"run {self.run_id} trace {self.trace_id}: {self.status}"
-
-
-class AuditResult(models.Model):
-    """One policy's decision on one trace of one run (SPEC §5.5 transitions)."""
-
-    class Transition(models.TextChoices):
-        RESCUE = "rescue"
-        HARM = "harm"
-        SAME = "same"
-        UNKNOWN = "unknown"
-        # The policy had no decision point or lacked its evidence (policies.transitions).
-        NOT_APPLICABLE = "not_applicable"
-
-    run = models.ForeignKey(AuditRun, on_delete=models.CASCADE, related_name="results")
-    trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="audit_results")
-    policy = models.CharField(max_length=20)
-    applied = models.BooleanField()
-    actor_success = models.BooleanField(null=True)
-    guarded_success = models.BooleanField(null=True)
-    transition = models.CharField(max_length=16, choices=Transition.choices)
-    continuation = models.CharField(max_length=12)
-    record = models.JSONField()
-    guarded_trajectory = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            # Idempotency: a redelivered or re-run chunk can never add a second result.
-            models.UniqueConstraint(fields=["run", "trace", "policy"], name="result_unique")
-        ]
-        indexes = [
-            models.Index(fields=["run", "policy", "transition"], name="result_run_transition")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.policy} on trace {self.trace_id}: {self.transition}"
-
-
-class Calibration(models.Model):
-    """VRR noise parameters of one (model, verifier) group, estimated from a run's traces."""
-
-    run = models.ForeignKey(AuditRun, on_delete=models.CASCADE, related_name="calibrations")
-    model = models.CharField(max_length=200, blank=True)
-    verifier = models.CharField(max_length=200, blank=True)
-    traces = models.PositiveIntegerField()
-    observations = models.PositiveIntegerField()
-    params = models.JSONField(help_text="rho0, rho1, alpha, beta, prior, J and intervals")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "model", "verifier"], name="calibration_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.model or '-'} / {self.verifier or '-'}"
-
-
-# Models of the annotation and export features live in their own modules; Django finds models
-# through this one.
-from auditor.models_annotation import *  # noqa: E402, F403
-from auditor.models_export import *  # noqa: E402, F403
+__all__ = [
+    "AnnotationItem",
+    "AnnotationQueue",
+    "AuditItem",
+    "AuditResult",
+    "AuditRun",
+    "Calibration",
+    "Export",
+    "ResultOverride",
+    "Verdict",
+]

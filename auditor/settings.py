@@ -56,6 +56,13 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "auditor.urls"
+# Pages of traces' objects that auditor serves (they show audits too); traces links to them by
+# these names and knows nothing of auditor (traces/links.py).
+TRACES_PAGES = {
+    "project": "auditor:project",
+    "trace": "auditor:trace",
+    "trace-list": "auditor:trace-list",
+}
 WSGI_APPLICATION = "auditor.wsgi.application"
 
 TEMPLATES = [

@@ -1,4 +1,6 @@
-"""Celery tasks of audit runs: thin, take ids, call the services."""
+"""The worker's entry point: Celery's autodiscovery imports `<app>.tasks` of each installed app,
+so this module registers the tasks of auditor's sub-packages, and holds what the worker does
+for the whole project: the periodic sweep of stale work and the memory ceiling."""
 
 from __future__ import annotations
 
@@ -7,63 +9,26 @@ import threading
 
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
-from django.db import InterfaceError, OperationalError, connection
 
-from auditor import (
-    services,
-    tasks_export,  # noqa: F401  (registers the export build task)
-)
+from auditor.exports import tasks as export_tasks  # noqa: F401  (registers the build task)
+from auditor.exports.services import exports_resume_stale
+from auditor.runs import tasks as run_tasks  # noqa: F401  (registers the run tasks)
+from auditor.runs.services import audit_runs_resume_stale
+from traces import search
+from traces.services import uploads_resume_stale
 
 log = logging.getLogger(__name__)
 
 
-# Transient database errors are retried (after dropping the dead connection); the work is
-# idempotent, so a retry after a partial chunk only does what is left.
-_TRANSIENT = (OperationalError, InterfaceError)
-
-
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
-def start_run(self, run_id: int) -> None:  # type: ignore[no-untyped-def]
-    try:
-        services.audit_run_start(run_id=run_id)
-    except _TRANSIENT as exc:
-        connection.close()
-        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
-
-
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
-def audit_chunk(self, run_id: int, trace_ids: list[int]) -> int:  # type: ignore[no-untyped-def]
-    try:
-        return services.audit_chunk_process(run_id=run_id, trace_ids=trace_ids)
-    except _TRANSIENT as exc:
-        connection.close()
-        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
-
-
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=8)
-def index_search(self, upload_id: int) -> int:  # type: ignore[no-untyped-def]
-    from auditor.search import index_upload
-
-    try:
-        return index_upload(upload_id)
-    except _TRANSIENT as exc:
-        connection.close()
-        raise self.retry(exc=exc, countdown=min(5 * 2**self.request.retries, 300)) from exc
-
-
-@shared_task
+@shared_task(name="auditor.tasks.resume_stale_work")
 def resume_stale_work() -> dict:
     """Queue again what a killed worker (or a broker outage) left behind: audit runs, uploads
     and exports whose worker has been silent for TA_STALE_SECONDS."""
-    from auditor.exports import exports_resume_stale
-    from auditor.search import index_missing
-    from traces.services import uploads_resume_stale
-
     return {
-        "runs": services.audit_runs_resume_stale(),
+        "runs": audit_runs_resume_stale(),
         "uploads": uploads_resume_stale(),
         "exports": exports_resume_stale(),
-        "search_indexed": index_missing(),
+        "search_indexed": search.index_missing(),
     }
 
 

@@ -1,19 +1,29 @@
+"""The root URLconf. Runs, the traces list and the trace page share the namespace "auditor" (one
+include: two includes may not share a namespace, Django check urls.W005); annotation and exports
+have their own."""
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from traces import views as trace_views
+from auditor.runs import urls as runs_urls
+from auditor.trace_list import urls as trace_list_urls
+from auditor.trace_page import urls as trace_page_urls
+
+auditor_patterns = [
+    *runs_urls.urlpatterns,
+    *trace_list_urls.urlpatterns,
+    *trace_page_urls.urlpatterns,
+]
 
 urlpatterns = [
     path("", include("traces.urls")),
-    path("", include("auditor.audit_urls")),
-    path("", include("auditor.annotate_urls")),
-    path("", include("auditor.export_urls")),
+    path("", include((auditor_patterns, "auditor"))),
+    path("", include("auditor.annotation.urls")),
+    path("", include("auditor.exports.urls")),
     path("api/", include("traces.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/format/", trace_views.format_docs, name="format-docs"),
-    path("schema/trace-v1.json", trace_views.format_schema, name="trace-schema-v1"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

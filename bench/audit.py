@@ -90,9 +90,10 @@ def main() -> None:
     import redis as redis_lib
 
     from auditor.models import AuditRun
-    from auditor.services import audit_run_create, load_events
+    from auditor.runs.services import audit_run_create
     from policies import POLICIES, Auditor
     from traces.models import Project, Trace
+    from traces.selectors import load_events
     from traces.services import upload_create, upload_process
 
     make_traces = _policies_bench().make_traces

@@ -95,9 +95,9 @@ def setup(n_annotators: int, n_items: int) -> tuple[str, int]:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from auditor.annotations import queue_create
+    from auditor.annotation.services import queue_create
     from auditor.models import AuditRun
-    from auditor.services import audit_run_create, audit_run_start
+    from auditor.runs.services import audit_run_create, audit_run_start
     from traces.models import Membership, Project, ProjectToken
     from traces.services import upload_create, upload_process
 

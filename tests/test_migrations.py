@@ -1,7 +1,71 @@
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 
 @pytest.mark.django_db
 def test_no_missing_migrations():
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+# What auditor's migration 0005 created before search moved to traces (issue 16).
+LEGACY_SEARCH_TABLE = """
+CREATE TABLE auditor_eventsearch (
+    event_id bigint PRIMARY KEY, trace_id bigint NOT NULL, document tsvector NOT NULL
+);
+CREATE INDEX eventsearch_document ON auditor_eventsearch USING gin (document);
+CREATE INDEX eventsearch_trace ON auditor_eventsearch (trace_id);
+INSERT INTO auditor_eventsearch VALUES (7, 3, to_tsvector('simple', 'quokka wombat'));
+"""
+# What auditor's migration 0002 created (a database that never ran 0005).
+LEGACY_FTS_INDEX = (
+    "CREATE INDEX event_payload_fts ON traces_event USING gin "
+    "(to_tsvector('simple'::regconfig, left((payload)::text, 100000)))"
+)
+
+
+def _tables() -> set[str]:
+    with connection.cursor() as cur:
+        return set(connection.introspection.table_names(cur))
+
+
+def _index_exists(name: str) -> bool:
+    with connection.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
+        return cur.fetchone() is not None
+
+
+@pytest.mark.parametrize("legacy", ["search_table", "fts_index"])
+def test_a_database_of_the_old_layout_migrates_forward_keeping_search_rows(
+    postgres, transactional_db, legacy
+):  # type: ignore[no-untyped-def]
+    """The search table moved from auditor to traces: a database migrated by the old auditor
+    migrations keeps its rows (the table is renamed), and one with the older expression index
+    loses only that index."""
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes()
+    try:
+        executor.migrate(
+            [("traces", "0004_events_append_only_again"), ("auditor", "0005_event_search_table")]
+        )
+        assert "traces_eventsearch" not in _tables()
+        with connection.cursor() as cur:
+            cur.execute(LEGACY_SEARCH_TABLE if legacy == "search_table" else LEGACY_FTS_INDEX)
+        executor = MigrationExecutor(connection)
+        executor.migrate(latest)
+        assert "auditor_eventsearch" not in _tables()
+        assert "traces_eventsearch" in _tables()
+        assert not _index_exists("event_payload_fts")
+        assert _index_exists("eventsearch_document") and _index_exists("eventsearch_trace")
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT event_id, trace_id FROM traces_eventsearch "
+                "WHERE document @@ plainto_tsquery('simple', 'wombat')"
+            )
+            rows = cur.fetchall()
+        assert rows == ([(7, 3)] if legacy == "search_table" else [])
+    finally:
+        MigrationExecutor(connection).migrate(latest)
+        with connection.cursor() as cur:
+            cur.execute("DELETE FROM traces_eventsearch")

@@ -431,20 +431,23 @@ def _get(value: Any, path: tuple) -> Any:
 
 
 @st.composite
-def mutated_events(draw: st.DrawFn) -> dict[str, Any]:
+def mutated_events(draw: st.DrawFn, values: st.SearchStrategy[Any] = bad_values) -> dict[str, Any]:
     event = copy.deepcopy(draw(valid_events()))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         nodes = _nodes(event)
         path, node = draw(st.sampled_from(nodes))
         op = draw(st.sampled_from(("replace", "delete", "add")))
+        # Copies: a drawn value may be the strategy's own object (sampled_from), and a later
+        # mutation of this event would change it for every later example — Hypothesis then
+        # sees the same choices generate different data (FlakyStrategyDefinition).
         if op == "add" and isinstance(node, dict):
-            node[draw(st.sampled_from(KNOWN_FIELDS))] = draw(bad_values)
+            node[draw(st.sampled_from(KNOWN_FIELDS))] = copy.deepcopy(draw(values))
         elif path and op in ("replace", "delete"):
             parent = _get(event, path[:-1])
             if op == "delete" and isinstance(parent, dict):
                 del parent[path[-1]]
             else:
-                parent[path[-1]] = draw(bad_values)
+                parent[path[-1]] = copy.deepcopy(draw(values))
     return event
 
 
@@ -466,6 +469,27 @@ def test_generated_valid_events_are_valid_under_both(event: dict[str, Any]) -> N
 @given(mutated_events())
 def test_schema_and_validator_agree_on_mutated_events(event: dict[str, Any]) -> None:
     _assert_agree(event)
+
+
+def test_mutating_events_never_changes_the_generators_own_values() -> None:
+    """Regression: a drawn value can be the strategy's own object (sampled_from hands out its
+    elements, like bad_values' `{}`); inserting it uncopied let a later "add" change it for every
+    later example, and a fresh clone's run failed with FlakyStrategyDefinition."""
+    shared: dict[str, Any] = {}
+
+    def holds(value: Any) -> bool:
+        if value is shared:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        return isinstance(value, dict | list) and any(holds(v) for v in children)
+
+    @settings(max_examples=100, deadline=None, database=None)
+    @given(mutated_events(values=st.just(shared)))
+    def sample(event: dict[str, Any]) -> None:
+        assert not holds(event)
+
+    sample()
+    assert shared == {}
 
 
 def test_mutations_produce_both_outcomes() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tempfile
 
-from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -22,7 +21,7 @@ from traces.serializers import (
     UploadFormSerializer,
     UploadSerializer,
 )
-from traces.services import FORMATS, UploadRejected, upload_create
+from traces.services import FORMATS, upload_create, upload_size_check
 
 RAW_TYPES = (
     "application/x-ndjson",
@@ -46,23 +45,15 @@ class RawBodyParser(BaseParser):
 
 def _read_raw_body(request: Request) -> tempfile.SpooledTemporaryFile:
     """Stream the request body to a spooled temp file, refusing early when it is too big."""
-    limit = settings.TA_MAX_UPLOAD_BYTES
     declared = request.META.get("CONTENT_LENGTH")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise UploadRejected(
-            f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)",
-            status=413,
-        )
+    if declared and declared.isdigit():
+        upload_size_check(int(declared))
     spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)
     size = 0
     raw = request._request  # the Django request: read the body as a stream, not into memory
     while chunk := raw.read(1 << 20):
         size += len(chunk)
-        if size > limit:
-            raise UploadRejected(
-                f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)",
-                status=413,
-            )
+        upload_size_check(size)
         spool.write(chunk)
     spool.seek(0)
     return spool

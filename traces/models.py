@@ -9,6 +9,9 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from common.jobs import Job
+from traces.links import page_url
+
 
 class Project(models.Model):
     """The tenancy boundary: every upload, trace and token belongs to exactly one project."""
@@ -23,7 +26,7 @@ class Project(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("auditor:project", args=[self.pk])
+        return page_url("project", self.pk)
 
 
 class Membership(models.Model):
@@ -82,13 +85,7 @@ class ProjectToken(models.Model):
         )
 
 
-class Upload(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
+class Upload(Job):
     class Source(models.TextChoices):
         WEB = "web"
         API = "api"
@@ -105,7 +102,6 @@ class Upload(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     progress = models.FloatField(default=0.0, help_text="0..1")
     attempts = models.PositiveIntegerField(default=0)
     traces_accepted = models.PositiveIntegerField(default=0)
@@ -118,10 +114,6 @@ class Upload(models.Model):
     )
     failure = models.TextField(blank=True, help_text="why the whole upload failed, if it did")
     report = models.JSONField(default=dict, blank=True, help_text="importer mapping report")
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -137,10 +129,6 @@ class Upload(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("traces:upload", args=[self.pk])
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
 
 class Trace(models.Model):
@@ -169,7 +157,7 @@ class Trace(models.Model):
         return self.external_id
 
     def get_absolute_url(self) -> str:
-        return reverse("auditor:trace", args=[self.pk])
+        return page_url("trace", self.pk)
 
 
 class Event(models.Model):

@@ -8,11 +8,9 @@ with `--inline`; the same function either way).
 from __future__ import annotations
 
 import hashlib
-import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import IO
 
 import orjson
@@ -20,19 +18,17 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import F
 from django.utils import timezone
 
-from traces import importers
+from common.jobs import job_claim, job_enqueue, job_heartbeat, stale, stale_cutoff
+from traces import importers, search
 from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
 from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
-from traces.signals import upload_done
 from traces.store import ChunkedStore
 from traces.validate import validate_event
-
-log = logging.getLogger(__name__)
 
 FORMATS = ("auto", *dict.fromkeys(["v1", *importers.IMPORTERS]))
 
@@ -45,18 +41,24 @@ class UploadRejected(Exception):
         self.status = status
 
 
-def _hash_and_size(fileobj: IO[bytes], max_bytes: int) -> tuple[str, int]:
+def upload_size_check(size: int) -> None:
+    """The upload size limit and its message, in one place: raise 413 when `size` bytes pass
+    TA_MAX_UPLOAD_BYTES (checked on a declared length, while streaming, and on the stored file)."""
+    limit = settings.TA_MAX_UPLOAD_BYTES
+    if size > limit:
+        raise UploadRejected(
+            f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)",
+            status=413,
+        )
+
+
+def _hash_and_size(fileobj: IO[bytes]) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
     fileobj.seek(0)
     while chunk := fileobj.read(1 << 20):
         size += len(chunk)
-        if size > max_bytes:
-            raise UploadRejected(
-                f"file is larger than the limit of {max_bytes / 1048576:.1f} MiB "
-                "(TA_MAX_UPLOAD_BYTES)",
-                status=413,
-            )
+        upload_size_check(size)
         digest.update(chunk)
     fileobj.seek(0)
     return digest.hexdigest(), size
@@ -78,7 +80,7 @@ def upload_create(
         raise UploadRejected(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     if isinstance(fileobj, bytes):
         fileobj = ContentFile(fileobj)
-    content_hash, size = _hash_and_size(fileobj, settings.TA_MAX_UPLOAD_BYTES)
+    content_hash, size = _hash_and_size(fileobj)
     if size == 0:
         raise UploadRejected("the file is empty")
     existing = Upload.objects.filter(project=project, content_hash=content_hash).first()
@@ -112,16 +114,10 @@ def _enqueue(upload_id: int) -> bool:
     """Queue the upload's processing. With the broker down the upload is still accepted: it
     stays pending (the raw file is safe) and the workers' periodic sweep queues it once the
     broker is back (`uploads_resume_stale`)."""
+    # In the function: traces.tasks imports this module (its task calls upload_process).
     from traces.tasks import process_upload
 
-    try:
-        process_upload.delay(upload_id)
-    except Exception:  # noqa: BLE001 — kombu raises several types for an unreachable broker
-        log.warning(
-            "broker unavailable: upload %s stays pending until the sweep", upload_id, exc_info=True
-        )
-        return False
-    return True
+    return job_enqueue(process_upload, upload_id)
 
 
 def upload_retry(*, upload: Upload) -> bool:
@@ -146,26 +142,19 @@ class _Progress:
         now = time.monotonic()
         if force or now - self.last > 0.5:
             self.last = now
-            Upload.objects.filter(pk=self.upload_id).update(
-                progress=min(max(fraction, 0.0), 1.0), heartbeat_at=timezone.now()
+            job_heartbeat(
+                Upload.objects.filter(pk=self.upload_id), progress=min(max(fraction, 0.0), 1.0)
             )
 
 
 def _claim(upload_id: int) -> Upload | None:
     """Take the upload for processing, exactly once (a conditional update, so a redelivered
     task finds nothing to do) — unless the previous claimant went silent and is presumed dead."""
-    # A running upload whose worker has been silent for TA_STALE_SECONDS is presumed dead.
-    stale = timezone.now() - timedelta(seconds=settings.TA_STALE_SECONDS)
-    fresh = Upload.objects.filter(pk=upload_id, status=Upload.Status.PENDING)
-    dead = Upload.objects.filter(pk=upload_id, status=Upload.Status.RUNNING, heartbeat_at__lt=stale)
-    now = timezone.now()
-    changes = {"status": Upload.Status.RUNNING, "started_at": now, "heartbeat_at": now}
-    if not fresh.update(**changes) and not dead.update(**changes):
+    if not job_claim(Upload, upload_id, take_over_stale=True, attempts=F("attempts") + 1):
         return None
     upload = Upload.objects.select_related("project").get(pk=upload_id)
     # Partial rows of a crashed attempt are invisible (the upload was never done); clear them.
     Trace.objects.filter(upload=upload).delete()
-    Upload.objects.filter(pk=upload_id).update(attempts=upload.attempts + 1)
     return upload
 
 
@@ -283,7 +272,7 @@ def upload_process(*, upload_id: int) -> Upload | None:
         finished_at=timezone.now(),
     )
     upload.refresh_from_db()
-    upload_done.send(sender=Upload, upload_id=upload.pk)
+    search.index_upload_queue(upload.pk)
     return upload
 
 
@@ -316,13 +305,7 @@ def uploads_resume_stale() -> list[int]:
     """Queue again uploads left behind: running with a silent worker, or pending for longer than
     TA_STALE_SECONDS (their message was lost). Claiming is conditional, so a duplicate task
     does nothing."""
-    cutoff = timezone.now() - timedelta(seconds=settings.TA_STALE_SECONDS)
-    ids = list(
-        Upload.objects.filter(
-            Q(status=Upload.Status.RUNNING, heartbeat_at__lt=cutoff)
-            | Q(status=Upload.Status.PENDING, created_at__lt=cutoff)
-        ).values_list("pk", flat=True)
-    )
+    ids = list(stale(Upload, stale_cutoff()).values_list("pk", flat=True))
     for upload_id in ids:
         _enqueue(upload_id)
     return ids

@@ -18,7 +18,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from common.rendering import render_page_or_fragment
 from traces import selectors
+from traces.links import page_url
 from traces.models import ProjectToken, Upload
 from traces.services import FORMATS, UploadRejected, upload_create, upload_retry
 
@@ -112,15 +114,16 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
     upload = selectors.upload_get(user=request.user, upload_id=pk)
-    template = "traces/upload.html" + ("#status" if request.htmx else "")
-    return render(
+    return render_page_or_fragment(
         request,
-        template,
+        "traces/upload.html",
         {
             "upload": upload,
             "project": upload.project,
             "can_upload": selectors.can_write(user=request.user, project=upload.project),
+            "traces_url": page_url("trace-list", upload.project_id),
         },
+        fragment="#status",
     )
 
 
@@ -187,7 +190,7 @@ def format_docs(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "traces/format.html",
-        {"examples": examples, "schema_url": reverse("trace-schema-v1")},
+        {"examples": examples, "schema_url": reverse("traces:schema-v1")},
     )
 
 

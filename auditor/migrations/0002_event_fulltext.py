@@ -1,26 +1,8 @@
-"""A GIN index for full-text search in event content (PostgreSQL only; see auditor.search).
-
-It lives in auditor because search is a feature of the audit UI; traces stays unaware of it.
-SQLite gets nothing (search falls back to LIKE there)."""
+"""Once: a GIN expression index on traces_event for full-text search. Search now belongs to
+traces (traces.search; its migration 0005 drops this index where it exists and creates the search
+table), so this migration does nothing; it stays so existing databases' history still matches."""
 
 from django.db import migrations
-
-INDEX = "event_payload_fts"
-CREATE = (
-    f"CREATE INDEX IF NOT EXISTS {INDEX} ON traces_event USING gin "
-    "(to_tsvector('simple'::regconfig, left((payload)::text, 100000)))"
-)
-DROP = f"DROP INDEX IF EXISTS {INDEX}"
-
-
-def forwards(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CREATE)
-
-
-def backwards(apps, schema_editor):  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP)
 
 
 class Migration(migrations.Migration):
@@ -29,4 +11,4 @@ class Migration(migrations.Migration):
         ("traces", "0002_events_append_only"),
     ]
 
-    operations = [migrations.RunPython(forwards, backwards, elidable=False)]
+    operations: list = []

@@ -8,7 +8,7 @@ import io
 import pytest
 
 from auditor.models import AuditRun
-from auditor.services import audit_run_create, audit_run_start
+from auditor.runs.services import audit_run_create, audit_run_start
 from tests.conftest import REPO
 from tests.ingest.helpers import jsonl
 from tests.policies._build import lock_unlock_trace

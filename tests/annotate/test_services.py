@@ -11,7 +11,28 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from auditor import annotations as svc
+from auditor.annotation.display import item_display
+from auditor.annotation.schema import (
+    DEFAULT_SCHEMA,
+    AnnotationRejected,
+    schema_for,
+    schema_validate,
+)
+from auditor.annotation.selectors import (
+    agreement,
+    queue_agreement,
+    queue_disagreements,
+    queue_progress,
+)
+from auditor.annotation.services import (
+    _random_order,
+    item_adjudicate,
+    item_claim,
+    queue_create,
+    queue_update,
+    verdict_submit,
+    verdict_undo,
+)
 from auditor.models import AnnotationItem, AuditResult, ResultOverride, Verdict
 from tests.annotate.conftest import SYCON, ingest_bytes, make_run
 
@@ -19,16 +40,16 @@ pytestmark = pytest.mark.django_db
 
 
 def answer(queue, user, label: str, **kw):  # type: ignore[no-untyped-def]
-    item = svc.item_claim(queue=queue, user=user)
+    item = item_claim(queue=queue, user=user)
     assert item is not None
-    return svc.verdict_submit(item_id=item.pk, user=user, label=label, **kw)
+    return verdict_submit(item_id=item.pk, user=user, label=label, **kw)
 
 
 # --- building ----------------------------------------------------------------------------
 
 
 def test_queue_of_what_needs_a_verdict_matches_the_results(run, alice):
-    queue = svc.queue_create(run=run, name="all", user=alice)
+    queue = queue_create(run=run, name="all", user=alice)
     items = AnnotationItem.objects.filter(queue=queue)
     unknown = AuditResult.objects.filter(run=run, transition="unknown", guarded_success=None)
     assert items.filter(kind="outcome").count() == unknown.count() > 0
@@ -57,7 +78,7 @@ def test_filter_queue_asks_every_matching_result(run, alice):
     # confidence: not applicable, never "same"), and VRR-Stop decides the one-loop run even
     # though beta is not identified (every beta in [0, 1] gives the same stop round).
     def queue(transition: str, kinds: list[str]):  # type: ignore[no-untyped-def]
-        q = svc.queue_create(
+        q = queue_create(
             run=run,
             name=f"labelled too: {transition}",
             kinds=kinds,
@@ -84,43 +105,41 @@ def test_queue_from_real_sycon_run_has_one_item_per_pushback(project, alice):
         pytest.fail(f"shared data missing: {SYCON}")
     ingest_bytes(project, SYCON.read_bytes(), SYCON.name)
     run = make_run(project, locks=0, examples=False, policies=["checklist"])
-    queue = svc.queue_create(
-        run=run, name="pushbacks", kinds=["feedback"], source="filter", user=alice
-    )
+    queue = queue_create(run=run, name="pushbacks", kinds=["feedback"], source="filter", user=alice)
     records = [json.loads(x) for x in SYCON.read_text().splitlines() if x.strip()]
     pushbacks = sum(len(r["turns"]) - 1 for r in records)
     assert queue.items.count() == pushbacks > 0
-    item = svc.item_claim(queue=queue, user=alice)
-    show = svc.item_display(item)
+    item = item_claim(queue=queue, user=alice)
+    show = item_display(item)
     assert show["feedback"] and show["feedback"]["text"]
     assert show["task"] == records[0]["question"] or show["task"]
 
 
 def test_queue_needs_a_finished_run_and_valid_settings(run, alice):
-    with pytest.raises(svc.AnnotationRejected):
-        svc.queue_create(run=run, name="x", kinds=["nope"])
-    with pytest.raises(svc.AnnotationRejected):
-        svc.queue_create(run=run, name="x", k=0)
-    with pytest.raises(svc.AnnotationRejected, match="reserved"):
-        svc.queue_create(
+    with pytest.raises(AnnotationRejected):
+        queue_create(run=run, name="x", kinds=["nope"])
+    with pytest.raises(AnnotationRejected):
+        queue_create(run=run, name="x", k=0)
+    with pytest.raises(AnnotationRejected, match="reserved"):
+        queue_create(
             run=run,
             name="x",
             schema={"outcome": {"labels": [{"value": "ok", "keys": ["s"]}]}},
         )
-    with pytest.raises(svc.AnnotationRejected, match="A and B"):
-        svc.schema_validate({"pair": {"labels": [{"value": "left"}, {"value": "right"}]}})
+    with pytest.raises(AnnotationRejected, match="A and B"):
+        schema_validate({"pair": {"labels": [{"value": "left"}, {"value": "right"}]}})
     run.status = "running"
     run.save()
-    with pytest.raises(svc.AnnotationRejected, match="not finished"):
-        svc.queue_create(run=run, name="x")
+    with pytest.raises(AnnotationRejected, match="not finished"):
+        queue_create(run=run, name="x")
 
 
 def test_default_schemas_pass_their_own_validation():
-    assert svc.schema_validate(svc.DEFAULT_SCHEMA) == svc.DEFAULT_SCHEMA
+    assert schema_validate(DEFAULT_SCHEMA) == DEFAULT_SCHEMA
 
 
 def test_custom_labels_and_rubric_are_used(run, alice):
-    queue = svc.queue_create(
+    queue = queue_create(
         run=run,
         name="custom",
         kinds=["outcome"],
@@ -135,53 +154,53 @@ def test_custom_labels_and_rubric_are_used(run, alice):
             }
         },
     )
-    schema = svc.schema_for(queue, "outcome")
+    schema = schema_for(queue, "outcome")
     assert schema["rubric"] == "Did the account end up locked?"
-    assert schema["question"] == svc.DEFAULT_SCHEMA["outcome"]["question"]
-    item = svc.item_claim(queue=queue, user=alice)
-    with pytest.raises(svc.AnnotationRejected, match="choose one of"):
-        svc.verdict_submit(item_id=item.pk, user=alice, label="unclear")
+    assert schema["question"] == DEFAULT_SCHEMA["outcome"]["question"]
+    item = item_claim(queue=queue, user=alice)
+    with pytest.raises(AnnotationRejected, match="choose one of"):
+        verdict_submit(item_id=item.pk, user=alice, label="unclear")
 
 
 # --- assignment --------------------------------------------------------------------------
 
 
 def test_k_annotators_per_item(run, alice, bob, carol):
-    queue = svc.queue_create(run=run, name="k2", kinds=["pair"], k=2)
+    queue = queue_create(run=run, name="k2", kinds=["pair"], k=2)
     first = answer(queue, alice, "A").item
     # Bob is offered the item that already has a verdict, so items complete early
-    bobs = svc.item_claim(queue=queue, user=bob)
+    bobs = item_claim(queue=queue, user=bob)
     assert bobs.pk == first.pk
-    svc.verdict_submit(item_id=bobs.pk, user=bob, label="B")
+    verdict_submit(item_id=bobs.pk, user=bob, label="B")
     first.refresh_from_db()
     assert first.verdicts_count == 2 and first.status in ("done", "disagree")
     # with k verdicts the item is offered to nobody else
-    carols = svc.item_claim(queue=queue, user=carol)
+    carols = item_claim(queue=queue, user=carol)
     assert carols.pk != first.pk
 
 
 def test_an_annotator_never_gets_the_same_item_twice(run, alice):
-    queue = svc.queue_create(run=run, name="once", kinds=["pair"], k=3)
+    queue = queue_create(run=run, name="once", kinds=["pair"], k=3)
     seen = []
-    while (item := svc.item_claim(queue=queue, user=alice)) is not None:
+    while (item := item_claim(queue=queue, user=alice)) is not None:
         seen.append(item.pk)
         skip = len(seen) == 2
-        svc.verdict_submit(item_id=item.pk, user=alice, label="tie", skipped=skip)
+        verdict_submit(item_id=item.pk, user=alice, label="tie", skipped=skip)
     assert len(seen) == len(set(seen)) == 3
     assert Verdict.objects.filter(item__queue=queue, annotator=alice, skipped=True).count() == 1
-    with pytest.raises(svc.AnnotationRejected):
-        svc.verdict_submit(item_id=seen[0], user=alice, label="tie")
+    with pytest.raises(AnnotationRejected):
+        verdict_submit(item_id=seen[0], user=alice, label="tie")
 
 
 def test_two_annotators_asking_in_turn_get_different_items(run, alice, bob):
-    queue = svc.queue_create(run=run, name="turns", kinds=["pair"], k=2)
-    a = svc.item_claim(queue=queue, user=alice)
-    b = svc.item_claim(queue=queue, user=bob)
+    queue = queue_create(run=run, name="turns", kinds=["pair"], k=2)
+    a = item_claim(queue=queue, user=alice)
+    b = item_claim(queue=queue, user=bob)
     assert a.pk != b.pk
     # a reload gives each their own claim back
-    assert svc.item_claim(queue=queue, user=alice).pk == a.pk
-    with pytest.raises(svc.AnnotationRejected, match="not assigned"):
-        svc.verdict_submit(item_id=a.pk, user=bob, label="A")
+    assert item_claim(queue=queue, user=alice).pk == a.pk
+    with pytest.raises(AnnotationRejected, match="not assigned"):
+        verdict_submit(item_id=a.pk, user=bob, label="A")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -189,7 +208,7 @@ def test_two_claims_at_once_get_different_items(project, alice, bob):
     if connection.vendor != "postgresql":
         pytest.skip("row locks need PostgreSQL")
     run = make_run(project, examples=False, policies=["twincheck"])
-    queue = svc.queue_create(run=run, name="race", kinds=["pair"], k=2)
+    queue = queue_create(run=run, name="race", kinds=["pair"], k=2)
     barrier = threading.Barrier(2)
     got: dict[str, int | None] = {}
 
@@ -198,7 +217,7 @@ def test_two_claims_at_once_get_different_items(project, alice, bob):
 
         try:
             barrier.wait()
-            item = svc.item_claim(queue=queue, user=user)
+            item = item_claim(queue=queue, user=user)
             got[user.username] = item.pk if item else None
         finally:
             conn.close()
@@ -217,7 +236,7 @@ def test_two_claims_at_once_get_different_items(project, alice, bob):
 
 
 def test_an_expired_lease_frees_the_item(run, alice, bob):
-    queue = svc.queue_create(
+    queue = queue_create(
         run=run,
         name="lease",
         kinds=["pair"],
@@ -230,34 +249,34 @@ def test_an_expired_lease_frees_the_item(run, alice, bob):
         pk=queue.items.order_by("id").first().pk
     ).delete()
     now = timezone.now()
-    held = svc.item_claim(queue=queue, user=alice, now=now)
-    assert svc.item_claim(queue=queue, user=bob, now=now + timedelta(seconds=59)) is None
-    taken = svc.item_claim(queue=queue, user=bob, now=now + timedelta(seconds=61))
+    held = item_claim(queue=queue, user=alice, now=now)
+    assert item_claim(queue=queue, user=bob, now=now + timedelta(seconds=59)) is None
+    taken = item_claim(queue=queue, user=bob, now=now + timedelta(seconds=61))
     assert taken is not None and taken.pk == held.pk
-    with pytest.raises(svc.AnnotationRejected, match="not assigned"):
-        svc.verdict_submit(item_id=held.pk, user=alice, label="A")
-    svc.verdict_submit(item_id=taken.pk, user=bob, label="A")
+    with pytest.raises(AnnotationRejected, match="not assigned"):
+        verdict_submit(item_id=held.pk, user=alice, label="A")
+    verdict_submit(item_id=taken.pk, user=bob, label="A")
 
 
 # --- blind pairs -------------------------------------------------------------------------
 
 
 def test_pair_verdict_is_deblinded_and_logs_the_order_shown(run, alice):
-    queue = svc.queue_create(run=run, name="blind", kinds=["pair"], k=1)
+    queue = queue_create(run=run, name="blind", kinds=["pair"], k=1)
     orders = set()
-    while (item := svc.item_claim(queue=queue, user=alice)) is not None:
+    while (item := item_claim(queue=queue, user=alice)) is not None:
         order = list(item.claim_order)
         assert sorted(order) == ["actor", "twin"]
-        show = svc.item_display(item)
+        show = item_display(item)
         twin_text = "The requested operation is complete."
         assert (show["a"]["body"] == twin_text) == (order[0] == "twin")
         assert "order" not in show and "actor" not in show
-        v = svc.verdict_submit(item_id=item.pk, user=alice, label="A", fatal=True)
+        v = verdict_submit(item_id=item.pk, user=alice, label="A", fatal=True)
         assert v.label == order[0] and v.shown_label == "A" and v.display_order == order
         assert v.fatal is True
         orders.add(tuple(order))
     assert orders  # random per claim; both orders occur over many claims (below)
-    seen = {tuple(svc._random_order()) for _ in range(200)}
+    seen = {tuple(_random_order()) for _ in range(200)}
     assert seen == {("actor", "twin"), ("twin", "actor")}
 
 
@@ -272,7 +291,7 @@ def test_kappa_and_alpha_match_hand_computation():
         3: {"a": "n", "b": "n"},
         4: {"a": "n", "b": "n"},
     }
-    out = svc.agreement(units)
+    out = agreement(units)
     # κ: p_o = 3/4, p_e = .5·.25 + .5·.75 = .5 → (.75 − .5)/(1 − .5) = 0.5
     assert out["kappa"] == pytest.approx(0.5)
     # α: coincidences o_yy = 2, o_yn = o_ny = 1, o_nn = 4; n_y = 3, n_n = 5, n = 8;
@@ -281,7 +300,7 @@ def test_kappa_and_alpha_match_hand_computation():
     # a third annotator who labelled only item 1 (missing data elsewhere): o_yy = 3 from
     # unit 1's three pairs → n_y = 4, n_n = 5, n = 9; D_e = 2·4·5/8 = 5 → α = 1 − 2/5 = 0.6
     units[1]["c"] = "y"
-    out = svc.agreement(units)
+    out = agreement(units)
     assert out["alpha"] == pytest.approx(0.6)
     assert out["kappa"] is None  # three annotators: κ per pair instead
     assert {(p["a"], p["b"]): p["kappa"] for p in out["pairs"]}[("a", "b")] == pytest.approx(0.5)
@@ -290,7 +309,7 @@ def test_kappa_and_alpha_match_hand_computation():
 
 
 def test_queue_agreement_from_verdicts(run, alice, bob):
-    queue = svc.queue_create(
+    queue = queue_create(
         run=run,
         name="agree",
         kinds=["outcome"],
@@ -307,15 +326,15 @@ def test_queue_agreement_from_verdicts(run, alice, bob):
     for user, labs in labels.items():
         for it, lab in zip(items, labs, strict=True):
             AnnotationItem.objects.filter(pk=it.pk).update(claimed_by=user)
-            svc.verdict_submit(item_id=it.pk, user=user, label=lab)
-    out = svc.queue_agreement(queue)
+            verdict_submit(item_id=it.pk, user=user, label=lab)
+    out = queue_agreement(queue)
     kind = out["kinds"][0]
     assert kind["kind"] == "outcome"
     assert kind["kappa"] == pytest.approx(0.5)
     assert kind["alpha"] == pytest.approx(8 / 15, abs=1e-4)
     assert out["overall"]["alpha"] == pytest.approx(8 / 15, abs=1e-4)
-    assert [i.pk for i in svc.queue_disagreements(queue)] == [items[1].pk]
-    progress = svc.queue_progress(queue, alice)
+    assert [i.pk for i in queue_disagreements(queue)] == [items[1].pk]
+    progress = queue_progress(queue, alice)
     assert progress == {
         "items": 4,
         "open": 0,
@@ -332,7 +351,7 @@ def test_queue_agreement_from_verdicts(run, alice, bob):
 
 
 def lock_outcome_queue(run, k=2):  # type: ignore[no-untyped-def]
-    queue = svc.queue_create(
+    queue = queue_create(
         run=run,
         name="outcomes",
         kinds=["outcome"],
@@ -369,7 +388,7 @@ def test_agreed_outcome_flows_back_into_transition_and_summary(run, alice, bob):
     assert after["unknown"] == before["unknown"] - 1
 
     # Bob takes his verdict back: the item reopens and the machine values return
-    svc.verdict_undo(verdict_id=b.pk, user=bob)
+    verdict_undo(verdict_id=b.pk, user=bob)
     result.refresh_from_db()
     assert (result.guarded_success, result.transition) == (None, "unknown")
     assert not ResultOverride.objects.filter(result=result).exists()
@@ -378,19 +397,19 @@ def test_agreed_outcome_flows_back_into_transition_and_summary(run, alice, bob):
     item.refresh_from_db()
     assert item.status == "open" and item.claimed_by_id == bob.pk
     # and he answers again, differently: a disagreement the owner settles
-    svc.verdict_submit(item_id=item.pk, user=bob, label="failure")
+    verdict_submit(item_id=item.pk, user=bob, label="failure")
     item.refresh_from_db()
     assert item.status == "disagree"
     result.refresh_from_db()
     assert result.transition == "unknown"
-    svc.item_adjudicate(item_id=item.pk, user=alice, label="failure")
+    item_adjudicate(item_id=item.pk, user=alice, label="failure")
     result.refresh_from_db()
     assert (result.guarded_success, result.transition) == (False, "same")
     assert ResultOverride.objects.get(result=result).source == "adjudication"
     run.refresh_from_db()
     assert run.summary["twincheck"]["overall"]["transitions"]["same"] == before["same"] + 1
-    with pytest.raises(svc.AnnotationRejected, match="adjudicated"):
-        svc.verdict_undo(verdict_id=a.pk, user=alice)
+    with pytest.raises(AnnotationRejected, match="adjudicated"):
+        verdict_undo(verdict_id=a.pk, user=alice)
 
 
 def test_unclear_verdict_leaves_the_transition_unknown(run, alice):
@@ -402,11 +421,11 @@ def test_unclear_verdict_leaves_the_transition_unknown(run, alice):
 
 
 def test_adjudication_accepts_canonical_labels_only(run, alice, bob):
-    queue = svc.queue_create(run=run, name="pairs", kinds=["pair"], k=1)
+    queue = queue_create(run=run, name="pairs", kinds=["pair"], k=1)
     item = queue.items.first()
-    with pytest.raises(svc.AnnotationRejected):
-        svc.item_adjudicate(item_id=item.pk, user=alice, label="A")
-    svc.item_adjudicate(item_id=item.pk, user=alice, label="twin")
+    with pytest.raises(AnnotationRejected):
+        item_adjudicate(item_id=item.pk, user=alice, label="A")
+    item_adjudicate(item_id=item.pk, user=alice, label="twin")
     item.refresh_from_db()
     assert (item.status, item.final_label, item.final_source) == ("done", "twin", "adjudication")
 
@@ -417,12 +436,12 @@ def test_changing_k_settles_items_again(run, alice, bob):
     result = AuditResult.objects.get(pk=v.item.result_id)
     result.refresh_from_db()
     assert result.transition == "rescue"
-    svc.queue_update(queue=queue, k=2, schema={})
+    queue_update(queue=queue, k=2, schema={})
     v.item.refresh_from_db()
     result.refresh_from_db()
     assert v.item.status == "open" and result.transition == "unknown"
     answer(queue, bob, "success")
     result.refresh_from_db()
     assert result.transition == "rescue"
-    with pytest.raises(svc.AnnotationRejected):
-        svc.queue_update(queue=queue, k=0, schema={})
+    with pytest.raises(AnnotationRejected):
+        queue_update(queue=queue, k=0, schema={})

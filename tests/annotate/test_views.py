@@ -8,7 +8,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from auditor import annotations as svc
+from auditor.annotation.schema import schema_for
+from auditor.annotation.services import queue_create, verdict_submit
 from auditor.models import AnnotationItem, AnnotationQueue, AuditResult, Verdict
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +19,7 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 @pytest.fixture
 def queue(run, alice):  # type: ignore[no-untyped-def]
-    return svc.queue_create(run=run, name="round 1", user=alice)
+    return queue_create(run=run, name="round 1", user=alice)
 
 
 def login(client, user):  # type: ignore[no-untyped-def]
@@ -123,7 +124,7 @@ def test_queue_page_and_its_fragment(client, alice, bob, queue):
         AnnotationItem.objects.filter(pk=pair.pk).update(
             claimed_by=user, claim_order=["actor", "twin"]
         )
-        svc.verdict_submit(item_id=pair.pk, user=user, label=label)
+        verdict_submit(item_id=pair.pk, user=user, label=label)
     login(client, alice)
     url = reverse("annotate:queue", args=[queue.pk])
     r = client.get(url)
@@ -165,7 +166,7 @@ def test_annotation_page_shows_the_item_and_shortcuts(client, alice, queue):
     item = AnnotationItem.objects.get(queue=queue, claimed_by=alice)
     assert r.status_code == 200
     assert f'name="item" value="{item.pk}"' in html
-    assert svc.schema_for(queue, item.kind)["question"] in html
+    assert schema_for(queue, item.kind)["question"] in html
     for key in ("<kbd>Enter</kbd>", "<kbd>s</kbd>", "<kbd>u</kbd>", "<kbd>?</kbd>"):
         assert key in html
     assert f'hx-post="{url}"' in html and f'action="{url}"' in html
@@ -191,7 +192,7 @@ def test_submit_with_htmx_returns_the_next_item(client, alice, queue):
     url = reverse("annotate:next", args=[queue.pk])
     client.get(url)
     first = AnnotationItem.objects.get(queue=queue, claimed_by=alice)
-    label = svc.schema_for(queue, first.kind)["labels"][0]["value"]
+    label = schema_for(queue, first.kind)["labels"][0]["value"]
     r = client.post(url, {"item": first.pk, "label": label, "comment": "<b>hm</b>"}, **HX)
     frag = r.content.decode()
     assert r.status_code == 200 and "<html" not in frag
@@ -209,7 +210,7 @@ def test_submit_without_javascript_redirects(client, alice, queue):
     url = reverse("annotate:next", args=[queue.pk])
     client.get(url)
     item = AnnotationItem.objects.get(queue=queue, claimed_by=alice)
-    label = svc.schema_for(queue, item.kind)["labels"][0]["value"]
+    label = schema_for(queue, item.kind)["labels"][0]["value"]
     r = client.post(url, {"item": item.pk, "label": label})
     assert r.status_code == 302 and r["Location"] == url
     r = client.post(url, {"item": item.pk, "label": label})  # a second submit: refused
@@ -239,7 +240,7 @@ def test_skip_and_undo(client, alice, queue):
     assert Verdict.objects.get(item=first, annotator=alice).skipped
     second = AnnotationItem.objects.get(queue=queue, claimed_by=alice)
     assert second.pk != first.pk
-    label = svc.schema_for(queue, second.kind)["labels"][0]["value"]
+    label = schema_for(queue, second.kind)["labels"][0]["value"]
     client.post(url, {"item": second.pk, "label": label}, **HX)
     assert Verdict.objects.filter(annotator=alice).count() == 2
     # undo brings back the last verdict's item, then the skip's
@@ -253,7 +254,7 @@ def test_skip_and_undo(client, alice, queue):
 
 
 def test_nothing_left(client, alice, run):
-    queue = svc.queue_create(run=run, name="empty", kinds=["feedback"])
+    queue = queue_create(run=run, name="empty", kinds=["feedback"])
     assert queue.items.count() == 0
     login(client, alice)
     r = client.get(reverse("annotate:next", args=[queue.pk]))
@@ -264,7 +265,7 @@ def test_adjudication_view(client, alice, bob, queue):
     item = queue.items.filter(kind="outcome", result__policy="twincheck").first()
     for user, label in ((alice, "success"), (bob, "failure")):
         AnnotationItem.objects.filter(pk=item.pk).update(claimed_by=user)
-        svc.verdict_submit(item_id=item.pk, user=user, label=label, comment=f"{user} thinks")
+        verdict_submit(item_id=item.pk, user=user, label=label, comment=f"{user} thinks")
     login(client, alice)
     url = reverse("annotate:adjudicate", args=[queue.pk, item.pk])
     r = client.get(url)
@@ -289,7 +290,7 @@ def test_pair_adjudication_shows_who_is_who(client, alice, bob, queue):
         AnnotationItem.objects.filter(pk=pair.pk).update(
             claimed_by=user, claim_order=["actor", "twin"] if user == alice else ["twin", "actor"]
         )
-        svc.verdict_submit(item_id=pair.pk, user=user, label=label)
+        verdict_submit(item_id=pair.pk, user=user, label=label)
     login(client, alice)
     html = client.get(reverse("annotate:adjudicate", args=[queue.pk, pair.pk])).content.decode()
     assert 'id="cand-actor"' in html and 'id="cand-twin"' in html

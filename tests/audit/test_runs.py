@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
-from auditor.services import (
+from auditor.runs.services import (
     AuditRejected,
-    audit_chunk_process,
     audit_run_create,
     audit_run_retry_errors,
     audit_run_start,
     parse_set_options,
 )
+from auditor.runs.work import audit_chunk_process
 from tests.conftest import REPO
 from traces.models import Upload
 from traces.services import upload_create, upload_process

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor import annotations as svc
+from auditor.annotation.services import queue_create, verdict_submit
 from auditor.models import AnnotationItem, AuditResult, Verdict
 from tests.annotate.conftest import make_run, member
 from tests.conftest import REPO
@@ -54,12 +54,12 @@ def test_keyboard_only_annotation_updates_agreement(
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
     bob = member(django_user_model, project, "bob", Membership.Role.ANNOTATOR)
     run = make_run(project, examples=False, policies=["twincheck"])
-    queue = svc.queue_create(run=run, name="lock outcomes", kinds=["outcome"], k=2, user=alice)
+    queue = queue_create(run=run, name="lock outcomes", kinds=["outcome"], k=2, user=alice)
     items = list(queue.items.order_by("id"))
     assert len(items) == 3
     for it, label in zip(items, ["success", "failure", "success"], strict=True):
         AnnotationItem.objects.filter(pk=it.pk).update(claimed_by=bob)
-        svc.verdict_submit(item_id=it.pk, user=bob, label=label)
+        verdict_submit(item_id=it.pk, user=bob, label=label)
 
     login(page, live_server, "alice", "alice-pw")
     page.goto(f"{live_server.url}/queues/{queue.pk}/annotate/")
@@ -133,7 +133,7 @@ def test_blind_pair_page_by_keyboard(page, live_server, project, alice, tmp_path
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     run = make_run(project, locks=2, examples=False, policies=["twincheck"])
-    queue = svc.queue_create(run=run, name="actor vs twin", kinds=["pair"], k=1, user=alice)
+    queue = queue_create(run=run, name="actor vs twin", kinds=["pair"], k=1, user=alice)
     login(page, live_server, "alice", "alice-pw")
     page.goto(f"{live_server.url}/queues/{queue.pk}/annotate/")
     first = AnnotationItem.objects.get(queue=queue, claimed_by=alice)

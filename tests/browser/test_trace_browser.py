@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.services import audit_run_create, audit_run_start
+from auditor.runs.services import audit_run_create, audit_run_start
 from tests.browser.test_upload_page import login
 from tests.policies._build import Events
 from tests.ui.test_trace_page import hostile_trace, ingest

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from auditor.models import AuditResult, AuditRun
-from auditor.services import audit_run_create, audit_run_start
+from auditor.runs.services import audit_run_create, audit_run_start
 from tests.conftest import REPO
 from traces.models import Event, Membership, Project, Trace, Upload
 from traces.services import upload_create, upload_process

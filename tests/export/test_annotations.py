@@ -9,8 +9,9 @@ import orjson
 import pytest
 from django.core.files.storage import default_storage
 
-from auditor import annotations as svc
-from auditor.exports import export_build, export_create, export_open
+from auditor.annotation.services import item_claim, queue_create, verdict_submit
+from auditor.exports.selectors import export_open
+from auditor.exports.services import export_build, export_create
 from auditor.models import AnnotationItem, AuditResult
 
 pytestmark = pytest.mark.django_db
@@ -25,13 +26,13 @@ def test_verdicts_and_overrides_are_exported(audited, alice, bob):
     AuditResult.objects.filter(pk=unknown.pk).update(
         transition="unknown", guarded_success=None, continuation="truncated"
     )
-    queue = svc.queue_create(run=run, name="outcomes", kinds=["outcome"], k=2, user=alice)
+    queue = queue_create(run=run, name="outcomes", kinds=["outcome"], k=2, user=alice)
     first = AnnotationItem.objects.filter(queue=queue).order_by("id").first()
     assert first is not None, "the run has unknown outcomes to annotate"
     for user in (alice, bob):
-        item = svc.item_claim(queue=queue, user=user)
+        item = item_claim(queue=queue, user=user)
         assert item is not None and item.pk == first.pk
-        svc.verdict_submit(item_id=item.pk, user=user, label="success", comment="<b>ok</b>")
+        verdict_submit(item_id=item.pk, user=user, label="success", comment="<b>ok</b>")
     first.refresh_from_db()
     assert first.status == "done" and first.final_label == "success"
     result = AuditResult.objects.get(pk=first.result_id)

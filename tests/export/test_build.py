@@ -12,13 +12,10 @@ import orjson
 import pytest
 from django.core.files.storage import default_storage
 
-from auditor.exports import (
-    ExportRejected,
-    export_build,
-    export_create,
-    export_open,
-    parquet_schema,
-)
+from auditor.exports.selectors import export_open
+from auditor.exports.services import ExportRejected, export_build, export_create
+from auditor.exports.writers import WRITERS
+from auditor.exports.writers.parquet import parquet_schema
 from auditor.models import AuditResult, Export
 from tests.conftest import STRICT
 from tests.export.conftest import ingest
@@ -205,7 +202,7 @@ def test_a_failing_build_is_a_visible_failed_state(audited, monkeypatch):
     def boom(*a, **k):  # type: ignore[no-untyped-def]
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("auditor.exports._Builder._parquet", boom)
+    monkeypatch.setitem(WRITERS, "parquet", boom)
     built = export_build(export_id=export.pk)
     assert built is not None and built.status == "failed" and "disk on fire" in built.error
     assert not built.file.name
@@ -263,7 +260,7 @@ def test_files_load_with_datasets(audited, tmp_path):
 def test_the_celery_task_builds_on_the_export_queue(
     audited, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from auditor.tasks_export import build_export
+    from auditor.exports.tasks import build_export
 
     project, _run = audited
     sent = []

@@ -8,7 +8,7 @@ import tracemalloc
 
 import pytest
 
-from auditor.exports import export_build, export_create
+from auditor.exports.services import export_build, export_create
 from tests.export.conftest import synthetic_decisions
 from traces.models import Project
 

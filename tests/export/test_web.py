@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from auditor.exports import export_build, export_create
+from auditor.exports.services import export_build, export_create
 from auditor.models import Export
 from traces.models import Project, ProjectToken
 

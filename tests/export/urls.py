@@ -6,4 +6,4 @@ from django.urls import include, path
 from auditor.urls import urlpatterns as root
 
 _wired = any(getattr(p, "namespace", None) == "exports" for p in root)
-urlpatterns = root if _wired else [*root, path("", include("auditor.export_urls"))]
+urlpatterns = root if _wired else [*root, path("", include("auditor.exports.urls"))]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tests.conftest import fuzz_examples
 from traces.importers import detect
 from traces.importers.bfcl import CATEGORIES, load_tasks, parse_call_string
-from traces.importers.bfcl_samples import MODEL, build_record, write_samples
+from traces.samples.bfcl import MODEL, build_record, write_samples
 
 from ._helpers import (
     check_fuzzed,

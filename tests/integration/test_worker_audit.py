@@ -12,7 +12,7 @@ import time
 import pytest
 
 from auditor.models import AuditItem, AuditResult, AuditRun
-from auditor.services import audit_run_create
+from auditor.runs.services import audit_run_create
 from tests.conftest import REPO, WorkerProcess, _db_url, wait_for
 from tests.ingest.helpers import jsonl
 from traces.services import upload_create, upload_process

@@ -117,7 +117,7 @@ def test_cli_inline_runs_without_worker(project, tmp_path, postgres):
 
 def test_a_finished_upload_becomes_searchable(celery_worker_process, project, alice):
     """The worker indexes a finished upload for full-text search in a task of its own."""
-    from auditor import search
+    from traces import search
 
     events = simple_trace("s")
     events[1]["content"] = "the quokka audit"

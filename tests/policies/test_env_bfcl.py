@@ -29,7 +29,7 @@ from policies.tool_profile import BFCL_READ_ONLY  # noqa: E402
 from policies.trace import ToolCall, Trace  # noqa: E402
 from traces.importers.base import ImportReport  # noqa: E402
 from traces.importers.bfcl import BFCLImporter, load_tasks, parse_call_string  # noqa: E402
-from traces.importers.bfcl_samples import _bind, _instances, _Turn, build_record  # noqa: E402
+from traces.samples.bfcl import _bind, _instances, _Turn, build_record  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CATEGORIES = ("base", "long_context", "miss_func", "miss_param")
@@ -75,7 +75,7 @@ def record_from_turns(task: dict, turns: list[list[Any]], seed: int = 0) -> dict
     instances (bfcl_samples' whitelisted dispatch)."""
     rng = random.Random(seed)
     _, methods = _instances(task, "long_context" in task["id"])
-    from traces.importers.bfcl_samples import ADDED_FUNCTIONS_PROMPT
+    from traces.samples.bfcl import ADDED_FUNCTIONS_PROMPT
 
     missed = task.get("missed_function") or {}
     result, log = [], []

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from auditor.annotations import queue_create
-from auditor.exports import export_build, export_create
+from auditor.annotation.services import queue_create
+from auditor.exports.services import export_build, export_create
 from auditor.models import AuditRun
-from auditor.services import audit_run_create, audit_run_start
+from auditor.runs.services import audit_run_create, audit_run_start
 from tests.ingest.helpers import jsonl, simple_trace
 from traces.models import Membership, Project, ProjectToken
 from traces.services import upload_create, upload_process

@@ -7,9 +7,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from auditor import search
 from auditor.models import AuditItem, AuditResult, AuditRun
-from auditor.selectors import PAGE_SIZE
+from auditor.trace_list.selectors import PAGE_SIZE
+from traces import search
 from traces.models import Event, Trace, Upload
 
 pytestmark = pytest.mark.django_db

@@ -18,14 +18,14 @@ from django.db import transaction
 from tqdm import tqdm
 
 from auditor.limits import apply_memory_limit
-from auditor.models import AuditRun
-from auditor.services import (
+from auditor.runs.models import AuditRun
+from auditor.runs.services import (
     AuditRejected,
-    audit_run_counts,
     audit_run_create,
     audit_run_start,
     parse_set_options,
 )
+from auditor.runs.summary import audit_run_counts
 from policies import POLICIES
 from traces.models import Project
 

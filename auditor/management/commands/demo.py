@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from auditor.limits import apply_memory_limit
-from auditor.models import AuditRun
-from auditor.services import audit_run_create, audit_run_start
+from auditor.runs.models import AuditRun
+from auditor.runs.services import audit_run_create, audit_run_start
 from policies.vrr import VrrParams
 from policies.vrr_sim import loop_events, simulate_loops
 from traces.models import Membership, Project, Upload
@@ -71,7 +71,7 @@ class Command(BaseCommand):
         files = sorted(EXAMPLES.glob("*.jsonl"))
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                from traces.importers.bfcl_samples import write_samples
+                from traces.samples.bfcl import write_samples
 
                 files += write_samples(Path(tmp), per_category=opts["per_category"], seed=0)
             except ImportError as exc:  # bfcl-eval not installed: v1 examples only

@@ -15,13 +15,8 @@ import orjson
 from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand, CommandError
 
-from auditor.exports import (
-    FORMATS,
-    ExportRejected,
-    export_build,
-    export_create,
-    export_open,
-)
+from auditor.exports.selectors import export_open
+from auditor.exports.services import FORMATS, ExportRejected, export_build, export_create
 from traces.models import Project
 
 

@@ -1,0 +1,71 @@
+"""Flow-back: an outcome item's final verdict becomes its audit result's guarded outcome and
+transition (the machine values kept in a ResultOverride), and the run's tables are recomputed.
+Called by the services when an item settles or unsettles, inside the item's row lock."""
+
+from __future__ import annotations
+
+from auditor.annotation.models import AnnotationItem, ResultOverride
+from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.summary import audit_run_summary
+from policies.transitions import transition
+
+# An outcome item's final label → the guarded outcome it sets ("unclear" sets nothing).
+OUTCOME_VALUES = {"success": True, "failure": False}
+
+
+def flow_back(item: AnnotationItem) -> None:
+    """An outcome item's final verdict becomes the result's guarded outcome, and its
+    transition rescue / harm / same; the machine values stay in a ResultOverride and the run's
+    tables are recomputed."""
+    if item.kind != "outcome" or item.final_label not in OUTCOME_VALUES:
+        return
+    result = AuditResult.objects.select_for_update().get(pk=item.result_id)
+    existing = ResultOverride.objects.filter(result=result).first()
+    if existing is not None and existing.item_id != item.pk:
+        return  # another item (another queue) already settled this result: first one wins
+    human = OUTCOME_VALUES[item.final_label]
+    machine_actor = existing.machine_actor_success if existing else result.actor_success
+    machine_guarded = existing.machine_guarded_success if existing else result.guarded_success
+    machine_transition = existing.machine_transition if existing else result.transition
+    if machine_guarded is not None:
+        return  # only unknown guarded outcomes are the human's to decide
+    actor = machine_actor
+    human_actor = None
+    if actor is None and result.continuation == "exact":
+        # guarded = actor trajectory: the verdict on one is the verdict on the other
+        actor = human_actor = human
+    ResultOverride.objects.update_or_create(
+        result=result,
+        defaults={
+            "item": item,
+            "machine_actor_success": machine_actor,
+            "machine_guarded_success": machine_guarded,
+            "machine_transition": machine_transition,
+            "human_guarded_success": human,
+            "human_actor_success": human_actor,
+            "source": item.final_source,
+        },
+    )
+    result.actor_success = actor
+    result.guarded_success = human
+    result.transition = transition(actor, human)
+    result.save(update_fields=["actor_success", "guarded_success", "transition"])
+    _resummarise(result.run_id)
+
+
+def revert_flow_back(item: AnnotationItem) -> None:
+    override = ResultOverride.objects.filter(item=item).select_related("result").first()
+    if override is None:
+        return
+    result = override.result
+    result.actor_success = override.machine_actor_success
+    result.guarded_success = override.machine_guarded_success
+    result.transition = override.machine_transition
+    result.save(update_fields=["actor_success", "guarded_success", "transition"])
+    override.delete()
+    _resummarise(result.run_id)
+
+
+def _resummarise(run_id: int) -> None:
+    run = AuditRun.objects.get(pk=run_id)
+    AuditRun.objects.filter(pk=run_id).update(summary=audit_run_summary(run))

@@ -1,0 +1,108 @@
+"""The shape of exported rows: the decision columns (one list, read by the CSV and Parquet
+writers and the manifest), a trace's header line, and a decision as a JSONL entry or a flat row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+# One row per decision (run × trace × policy), in this order, in CSV and Parquet.
+DECISION_COLUMNS = (
+    "run",
+    "trace_id",
+    "trace_pk",
+    "policy",
+    "applied",
+    "actor_success",
+    "guarded_success",
+    "transition",
+    "continuation",
+    "machine_transition",
+    "agent",
+    "model",
+    "benchmark",
+    "category",
+    "task_id",
+    "annotations",
+    "record",
+)
+# Columns that hold JSON text (named in the manifest and the Parquet metadata).
+JSON_COLUMNS = ("annotations", "record")
+# Trace fields read with each decision and each JSONL line.
+TRACE_FIELDS = ("external_id", "agent", "model", "benchmark", "category", "task_id")
+
+
+def trace_header(t: dict) -> dict:
+    return {
+        "trace_id": t["external_id"],
+        "pk": t["id"],
+        "agent": t["agent"],
+        "model": t["model"],
+        "benchmark": t["benchmark"],
+        "category": t["category"],
+        "task_id": t["task_id"],
+        "outcome": {"success": t["outcome_success"], "reward": t["outcome_reward"]},
+        "event_count": t["event_count"],
+    }
+
+
+def decision_entry(r: dict, notes: dict | None) -> dict:
+    notes = notes or {}
+    return {
+        "run": r["run_id"],
+        "policy": r["policy"],
+        "applied": r["applied"],
+        "transition": r["transition"],
+        "actor_success": r["actor_success"],
+        "guarded_success": r["guarded_success"],
+        "continuation": r["continuation"],
+        "override": notes.get("override"),
+        "record": r["record"],
+        "annotations": notes.get("items", []),
+    }
+
+
+def flat_decision(r: dict, notes: dict | None) -> dict:
+    notes = notes or {}
+    items = notes.get("items", [])
+    override = notes.get("override")
+    return {
+        "run": r["run_id"],
+        "trace_id": r["trace__external_id"],
+        "trace_pk": r["trace_id"],
+        "policy": r["policy"],
+        "applied": r["applied"],
+        "actor_success": r["actor_success"],
+        "guarded_success": r["guarded_success"],
+        "transition": r["transition"],
+        "continuation": r["continuation"],
+        "machine_transition": override["machine_transition"] if override else None,
+        "agent": r["trace__agent"],
+        "model": r["trace__model"],
+        "benchmark": r["trace__benchmark"],
+        "category": r["trace__category"],
+        "task_id": r["trace__task_id"],
+        "annotations": orjson.dumps(items).decode(),
+        "record": orjson.dumps(r["record"]).decode(),
+        "_record": r["record"],
+        "_n_annotations": len(items),
+    }
+
+
+def scalar(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return orjson.dumps(value).decode()
+
+
+def csv_cell(value: Any) -> Any:
+    """CSV has no types: booleans are written `true`/`false` and null as an empty cell."""
+    if value is None:
+        return ""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return value

@@ -1,0 +1,163 @@
+"""Read-side queries of audit runs, scoped through the traces selectors: runs, their errors and
+tables, the transition matrix, comparisons of two runs, and what needs attention."""
+
+from __future__ import annotations
+
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.http import Http404
+
+from auditor.runs.models import AuditItem, AuditResult, AuditRun
+from traces import selectors as trace_selectors
+from traces.models import Upload
+
+# The four transitions of SPEC §5.5, in the order pages show them.
+TRANSITIONS = tuple(AuditResult.Transition.values)
+
+
+def run_list(*, user, project=None) -> QuerySet[AuditRun]:  # type: ignore[no-untyped-def]
+    qs = AuditRun.objects.filter(project__in=trace_selectors.project_list(user=user))
+    if project is not None:
+        qs = qs.filter(project=project)
+    return qs.select_related("project")
+
+
+def run_get(*, user, run_id: int) -> AuditRun:  # type: ignore[no-untyped-def]
+    run = run_list(user=user).filter(pk=run_id).first()
+    if run is None:
+        raise Http404("no such audit run")
+    return run
+
+
+def run_errors(*, run: AuditRun, limit: int = 50) -> list[AuditItem]:
+    return list(
+        run.items.filter(status=AuditItem.Status.ERROR)
+        .select_related("trace")
+        .order_by("id")[:limit]
+    )
+
+
+def policy_tables(run: AuditRun) -> list[dict]:
+    """Per policy: the overall row and the per-category rows, shaped for the template."""
+    out = []
+    for policy in run.policies:
+        s = (run.summary or {}).get(policy) or {}
+        overall = s.get("overall") or {}
+        cats = [{"category": c, **row} for c, row in (s.get("per_category") or {}).items()]
+        out.append({"policy": policy, "summary": s, "overall": overall, "categories": cats})
+    return out
+
+
+def latest_run(*, project) -> AuditRun | None:  # type: ignore[no-untyped-def]
+    """The run the traces list reads transitions from by default: the newest finished one,
+    else the newest at all."""
+    runs = AuditRun.objects.filter(project=project)
+    return runs.filter(status=AuditRun.Status.DONE).first() or runs.first()
+
+
+# --- the run page and comparisons ----------------------------------------------------------
+
+
+def transition_matrix(run: AuditRun) -> dict[str, list[list[dict]]]:
+    """Per policy, a 3×3 grid of counts: rows = actor success (yes, no, unknown), columns =
+    guarded success (yes, no, unknown) — the 2×2 of SPEC §5.5 plus the unknowns."""
+    counts: dict[tuple, int] = {}
+    for r in (
+        AuditResult.objects.filter(run=run)
+        .values("policy", "actor_success", "guarded_success")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        counts[(r["policy"], r["actor_success"], r["guarded_success"])] = r["n"]
+    keys = [(True, "success"), (False, "failure"), (None, "unknown")]
+    out = {}
+    for policy in run.policies:
+        grid = []
+        for a, a_name in keys:
+            row = []
+            for g, g_name in keys:
+                kind = (
+                    "rescue"
+                    if (a, g) == (False, True)
+                    else "harm"
+                    if (a, g) == (True, False)
+                    else "same"
+                    if a is not None and a == g
+                    else "unknown"
+                )
+                row.append(
+                    {
+                        "actor": a_name,
+                        "guarded": g_name,
+                        "n": counts.get((policy, a, g), 0),
+                        "kind": kind,
+                    }
+                )
+            grid.append(row)
+        out[policy] = grid
+    return out
+
+
+def effective_settings(run: AuditRun) -> dict[str, object]:
+    """Every setting of the run, flattened to `policy.key` (the defaults each policy actually
+    used come from the summary, so a comparison shows them too)."""
+    flat: dict[str, object] = {
+        "policies": ", ".join(run.policies),
+        "judge": run.judge,
+        "environment": run.environment,
+    }
+    for k, v in sorted((run.trace_filter or {}).items()):
+        flat[f"filter.{k}"] = v
+    for policy in run.policies:
+        used = ((run.summary or {}).get(policy) or {}).get("settings") or {}
+        merged = {**used, **((run.settings or {}).get(policy) or {})}
+        for k, v in sorted(merged.items()):
+            flat[f"{policy}.{k}"] = v
+    return flat
+
+
+def settings_diff(a: AuditRun, b: AuditRun) -> list[dict]:
+    sa, sb = effective_settings(a), effective_settings(b)
+    keys = list(dict.fromkeys([*sa, *sb]))
+    return [
+        {"key": k, "a": sa.get(k, "—"), "b": sb.get(k, "—"), "changed": sa.get(k) != sb.get(k)}
+        for k in keys
+    ]
+
+
+def transitions_differing(a: AuditRun, b: AuditRun, limit: int = 200) -> dict:
+    """(trace, policy) decisions whose transition differs between two runs of a project."""
+    other = AuditResult.objects.filter(run=b, trace=OuterRef("trace"), policy=OuterRef("policy"))
+    qs = (
+        AuditResult.objects.filter(run=a)
+        .annotate(b_transition=Subquery(other.values("transition")[:1]))
+        .filter(b_transition__isnull=False)
+        .filter(~Q(b_transition=F("transition")))
+    )
+    per_policy = dict(
+        qs.values("policy").annotate(n=Count("id")).order_by().values_list("policy", "n")
+    )
+    rows = list(qs.select_related("trace").order_by("policy", "trace_id")[:limit])
+    return {"rows": rows, "per_policy": per_policy, "total": sum(per_policy.values())}
+
+
+def project_attention(*, user, project) -> dict:  # type: ignore[no-untyped-def]
+    """What needs a person on the project dashboard."""
+    failed_uploads = list(project.uploads.filter(status=Upload.Status.FAILED)[:10])
+    runs_with_errors = list(
+        AuditRun.objects.filter(project=project, error_count__gt=0).order_by("-id")[:10]
+    )
+    latest = latest_run(project=project)
+    unknown = []
+    if latest is not None:
+        for policy in latest.policies:
+            t = (((latest.summary or {}).get(policy) or {}).get("overall") or {}).get(
+                "transitions"
+            ) or {}
+            if t.get("unknown"):
+                unknown.append({"policy": policy, "n": t["unknown"]})
+    return {
+        "failed_uploads": failed_uploads,
+        "runs_with_errors": runs_with_errors,
+        "unknown": unknown,
+        "latest": latest,
+    }

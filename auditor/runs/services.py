@@ -1,0 +1,203 @@
+"""Audit runs: create, start (claim, one item per trace, calibrate, queue the chunks), retry the
+failed traces, and resume what a killed worker left. Tasks call these; they are idempotent and
+safe to run twice. The per-trace work is in `work`, the run-level tables in `summary`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import orjson
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.utils import timezone
+
+from auditor.runs.calibration import run_calibrate
+from auditor.runs.models import AuditItem, AuditRun
+from auditor.runs.work import audit_chunk_process, finish_if_complete, judge_options
+from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
+from policies import POLICIES, Auditor
+from traces.models import Project, Trace, Upload
+
+JUDGES = ("heuristic", "recorded", "openai")
+ENVIRONMENTS = ("auto", "none", "bfcl")
+FILTER_FIELDS = ("model", "benchmark", "category", "agent", "upload")
+
+
+class AuditRejected(Exception):
+    """The run cannot be created as asked (unknown policy, bad setting)."""
+
+
+# --- creating ------------------------------------------------------------------------------
+
+
+def parse_set_options(pairs: Iterable[str]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """`--set policy.key=value` → per-policy settings; `--set judge=…`/`environment=…` → run
+    options. Values are read as JSON when they parse (numbers, booleans, lists), else text."""
+    per_policy: dict[str, dict[str, Any]] = {}
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise AuditRejected(f"--set {pair!r}: expected KEY=VALUE")
+        try:
+            value: Any = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = raw
+        if "." in key:
+            policy, _, field = key.partition(".")
+            if policy not in POLICIES:
+                raise AuditRejected(f"--set {pair!r}: unknown policy {policy!r}")
+            per_policy.setdefault(policy, {})[field] = value
+        elif key in ("judge", "environment", "label"):
+            options[key] = str(value)
+        elif key in FILTER_FIELDS:
+            options[f"filter.{key}"] = str(value)
+        else:
+            raise AuditRejected(
+                f"--set {pair!r}: expected POLICY.SETTING=VALUE, judge=, environment=, label= "
+                f"or a filter ({', '.join(FILTER_FIELDS)})"
+            )
+    return per_policy, options
+
+
+def audit_run_create(
+    *,
+    project: Project,
+    policies: Sequence[str] = POLICIES,
+    settings: Mapping[str, Mapping[str, Any]] | None = None,
+    judge: str = "heuristic",
+    environment: str = "auto",
+    trace_filter: Mapping[str, Any] | None = None,
+    label: str = "",
+    user=None,  # type: ignore[no-untyped-def]
+    enqueue: bool = True,
+) -> AuditRun:
+    policies = list(dict.fromkeys(policies))
+    unknown = [p for p in policies if p not in POLICIES]
+    if unknown or not policies:
+        raise AuditRejected(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
+    if judge not in JUDGES:
+        raise AuditRejected(f"unknown judge {judge!r}; choose from {', '.join(JUDGES)}")
+    if environment not in ENVIRONMENTS:
+        raise AuditRejected(
+            f"unknown environment {environment!r}; choose from {', '.join(ENVIRONMENTS)}"
+        )
+    settings = {k: dict(v) for k, v in (settings or {}).items()}
+    try:  # fail now, with the library's message, rather than in every worker
+        Auditor(policies, settings, judge, None, judge_options(judge))
+    except (ValueError, TypeError) as exc:
+        raise AuditRejected(f"invalid settings: {exc}") from exc
+    trace_filter = {k: v for k, v in (trace_filter or {}).items() if k in FILTER_FIELDS and v}
+    run = AuditRun.objects.create(
+        project=project,
+        policies=policies,
+        settings=settings,
+        judge=judge,
+        environment=environment,
+        trace_filter=trace_filter,
+        label=label[:200],
+        created_by=user if getattr(user, "pk", None) is not None else None,
+    )
+    if enqueue:
+        transaction.on_commit(lambda: _enqueue_start(run.pk))
+    return run
+
+
+def _enqueue_start(run_id: int) -> None:
+    # In the function: auditor.runs.tasks imports this module (its task calls audit_run_start).
+    from auditor.runs.tasks import start_run
+
+    job_enqueue(start_run, run_id)
+
+
+def _enqueue_chunks(run: AuditRun, trace_ids: list[int]) -> int:
+    # In the function: auditor.runs.tasks imports this module (see _enqueue_start).
+    from auditor.runs.tasks import audit_chunk
+
+    size = django_settings.TA_AUDIT_CHUNK_TRACES
+    chunks = [trace_ids[i : i + size] for i in range(0, len(trace_ids), size)]
+    for chunk in chunks:
+        audit_chunk.delay(run.pk, chunk)
+    return len(chunks)
+
+
+# --- starting --------------------------------------------------------------------------------
+
+
+def run_traces(run: AuditRun):  # type: ignore[no-untyped-def]
+    """The traces a run covers: the project's visible traces, narrowed by its filter."""
+    qs = Trace.objects.filter(project=run.project, upload__status=Upload.Status.DONE)
+    for key, value in run.trace_filter.items():
+        qs = qs.filter(**{("upload_id" if key == "upload" else key): value})
+    return qs
+
+
+def audit_run_start(*, run_id: int, inline: bool = False) -> AuditRun | None:
+    """Claim the run, create one item per trace, calibrate VRR, and queue the chunks (or, inline,
+    process them here). Idempotent: a second call finds the run already claimed."""
+    if not job_claim(AuditRun, run_id):
+        return None
+    run = AuditRun.objects.select_related("project").get(pk=run_id)
+    t0 = time.perf_counter()
+    ids = list(run_traces(run).order_by("id").values_list("id", flat=True))
+    AuditItem.objects.bulk_create(
+        [AuditItem(run=run, trace_id=i) for i in ids], ignore_conflicts=True, batch_size=5000
+    )
+    AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
+    if "vrr" in run.policies and not run.settings.get("vrr", {}).get("params"):
+        run_calibrate(run, ids)
+    run.timings = {"prepare_s": round(time.perf_counter() - t0, 3)}
+    AuditRun.objects.filter(pk=run.pk).update(timings=run.timings)
+    if not ids:
+        finish_if_complete(run.pk)
+    elif inline:
+        audit_chunk_process(run_id=run.pk, trace_ids=ids)
+    else:
+        transaction.on_commit(lambda: _enqueue_chunks(run, ids))
+    run.refresh_from_db()
+    return run
+
+
+# --- retrying and resuming -------------------------------------------------------------------
+
+
+def audit_run_retry_errors(*, run: AuditRun) -> int:
+    """Queue the traces that failed again; the run goes back to running until they are done."""
+    ids = list(run.items.filter(status=AuditItem.Status.ERROR).values_list("trace_id", flat=True))
+    if not ids:
+        return 0
+    with transaction.atomic():
+        AuditItem.objects.filter(run=run, trace_id__in=ids).update(
+            status=AuditItem.Status.PENDING, error=""
+        )
+        AuditRun.objects.filter(pk=run.pk).update(
+            status=AuditRun.Status.RUNNING, finished_at=None, heartbeat_at=timezone.now()
+        )
+        transaction.on_commit(lambda: _enqueue_chunks(run, ids))
+    return len(ids)
+
+
+def audit_runs_resume_stale(*, older_than: float | None = None) -> list[int]:
+    """Queue the pending traces of running runs nobody has reported on for a while — after a
+    worker was killed — and start runs still pending (their start message was lost while the
+    broker was down). Duplicated work is harmless (results are idempotent)."""
+    cutoff = stale_cutoff(older_than)
+    for run_id in stale_pending(AuditRun, cutoff).values_list("pk", flat=True):
+        _enqueue_start(run_id)
+    resumed = []
+    for run in stale_running(AuditRun, cutoff):
+        if not AuditRun.objects.filter(pk=run.pk, heartbeat_at__lt=cutoff).update(
+            heartbeat_at=timezone.now()
+        ):
+            continue  # another worker resumed it first
+        ids = list(
+            run.items.filter(status=AuditItem.Status.PENDING).values_list("trace_id", flat=True)
+        )
+        if ids:
+            _enqueue_chunks(run, ids)
+        else:
+            finish_if_complete(run.pk)
+        resumed.append(run.pk)
+    return resumed

@@ -1,0 +1,61 @@
+"""Run-level tables per policy, from the stored results: the TwinCheck paper's Tables 1–2 and
+each policy's own metrics (policies.report), and the counts the CLI prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db.models import Count, Q
+
+from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from policies.report import summarise_run
+from traces.models import Trace
+
+
+def audit_run_summary(run: AuditRun) -> dict[str, Any]:
+    """Run-level tables per policy (the TwinCheck paper's Tables 1–2 and each policy's own
+    metrics), from the stored results."""
+    categories = dict(Trace.objects.filter(audit_items__run=run).values_list("pk", "category"))
+    out: dict[str, Any] = {}
+    for policy in run.policies:
+        rows = list(
+            AuditResult.objects.filter(run=run, policy=policy)
+            .order_by("trace_id")
+            .values("trace_id", *DECISION_FIELDS)
+        )
+        if not rows:
+            out[policy] = {"n": 0}
+            continue
+        results = [{**r, "policy": policy, "guarded_trajectory": None} for r in rows]
+        cats = [categories.get(r["trace_id"]) or "—" for r in rows]
+        out[policy] = summarise_run(results, cats, n_boot=django_settings.TA_SUMMARY_BOOTSTRAP)
+    return out
+
+
+def audit_run_counts(run: AuditRun) -> dict[str, Any]:
+    """The CLI's `--json` view of a finished run."""
+    per_policy: dict[str, Any] = {}
+    counts = {
+        "n": Count("id"),
+        "applied": Count("id", filter=Q(applied=True)),
+        "actor_success": Count("id", filter=Q(actor_success=True)),
+        "guarded_success": Count("id", filter=Q(guarded_success=True)),
+        **{t: Count("id", filter=Q(transition=t)) for t in AuditResult.Transition.values},
+    }
+    rows = AuditResult.objects.filter(run=run).values("policy").annotate(**counts)
+    for r in rows:
+        policy = r.pop("policy")
+        per_policy[policy] = r
+    for policy in run.policies:
+        per_policy.setdefault(policy, dict.fromkeys(counts, 0))
+        overall = ((run.summary or {}).get(policy) or {}).get("overall")
+        if overall:  # Δ with its CI and the McNemar test, from the run-level tables
+            per_policy[policy]["overall"] = overall
+    return {
+        "run": run.pk,
+        "status": run.status,
+        "traces": run.traces_total,
+        "errors": run.error_count,
+        "policies": per_policy,
+    }

@@ -1,0 +1,19 @@
+"""Celery tasks of audit runs: thin, take ids, call the services. Registered by auditor/tasks.py
+(the module Celery's autodiscovery reads); their names are kept from before the move, so messages
+already queued by an older version still find them."""
+
+from __future__ import annotations
+
+from auditor.runs import services, work
+from common.retrying import retrying_task
+
+
+@retrying_task(name="auditor.tasks.start_run")
+def start_run(run_id: int) -> None:
+    services.audit_run_start(run_id=run_id)
+
+
+@retrying_task(name="auditor.tasks.audit_chunk")
+def audit_chunk(run_id: int, trace_ids: list[int]) -> int:
+    # Idempotent: a retry after a partial chunk only audits what is still pending.
+    return work.audit_chunk_process(run_id=run_id, trace_ids=trace_ids)

@@ -1,0 +1,220 @@
+"""Pages of audit runs: the project dashboard, starting a run, the run page (polled while it
+runs), retrying its failed traces, and the comparison of two runs."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from auditor.runs import selectors
+from auditor.runs.models import AuditRun
+from auditor.runs.services import (
+    ENVIRONMENTS,
+    JUDGES,
+    AuditRejected,
+    audit_run_create,
+    audit_run_retry_errors,
+)
+from common.rendering import render_page_or_fragment
+from policies import POLICIES
+from traces import selectors as trace_selectors
+
+
+def _list_url(project_id: int, **params: object) -> str:
+    """A link to the traces list filtered to `params` (empty values dropped)."""
+    q = {k: v for k, v in params.items() if v not in (None, "")}
+    return reverse("auditor:trace-list", args=[project_id]) + ("?" + urlencode(q) if q else "")
+
+
+@login_required
+def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
+    """The project's front page: headline numbers, what needs attention, audit runs, uploads.
+    It lives in auditor because it shows both domains (traces must not depend on auditor)."""
+    project = trace_selectors.project_get(user=request.user, project_id=pk)
+    role = trace_selectors.role_of(user=request.user, project=project)
+    runs = list(AuditRun.objects.filter(project=project)[:10])
+    policies = list(dict.fromkeys(p for r in runs for p in r.policies))
+    run_rows = []
+    for r in runs:
+        cells = [
+            (((r.summary or {}).get(p) or {}).get("overall") or {}).get("transitions")
+            for p in policies
+        ]
+        run_rows.append({"run": r, "cells": cells})
+    attention = selectors.project_attention(user=request.user, project=project)
+    latest = attention["latest"]
+    headline = []
+    if latest is not None:
+        for t in selectors.policy_tables(latest):
+            o = t["overall"]
+            tr = o.get("transitions") or {}
+            headline.append(
+                {
+                    "policy": t["policy"],
+                    "rescue": tr.get("rescue", 0),
+                    "harm": tr.get("harm", 0),
+                    "delta": o.get("delta"),
+                    "ci": o.get("ci"),
+                    "rescue_url": _list_url(
+                        project.pk, run=latest.pk, policy=t["policy"], transition="rescue"
+                    ),
+                    "harm_url": _list_url(
+                        project.pk, run=latest.pk, policy=t["policy"], transition="harm"
+                    ),
+                }
+            )
+    for u in attention["unknown"]:
+        u["url"] = _list_url(project.pk, run=latest.pk, policy=u["policy"], transition="unknown")
+    ctx = {
+        "project": project,
+        "role": role,
+        "can_run": role in trace_selectors.WRITE_ROLES,
+        "uploads": project.uploads.all()[:50],
+        "trace_count": trace_selectors.trace_list(user=request.user, project=project).count(),
+        "runs": run_rows,
+        "headline_policies": policies,
+        "headline": headline,
+        "attention": attention,
+        "latest": latest,
+        "tokens": project.tokens.filter(revoked_at__isnull=True) if role == "owner" else [],
+        "new_token": request.session.pop("new_token", None),
+    }
+    return render(request, "auditor/project.html", ctx)
+
+
+@login_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The run page; while the run is running, htmx polls it and swaps `#status`."""
+    run = selectors.run_get(user=request.user, run_id=pk)
+    project = run.project
+    tables = selectors.policy_tables(run) if run.status == AuditRun.Status.DONE else []
+    matrices = selectors.transition_matrix(run) if tables else {}
+    for t in tables:
+        p = t["policy"]
+        base = {"run": run.pk, "policy": p}
+        t["matrix"] = [
+            [
+                {
+                    **cell,
+                    "url": _list_url(
+                        project.pk, **base, actor=cell["actor"], guarded=cell["guarded"]
+                    ),
+                }
+                for cell in row
+            ]
+            for row in matrices.get(p, [])
+        ]
+        t["links"] = {k: _list_url(project.pk, **base, transition=k) for k in selectors.TRANSITIONS}
+        t["links"]["all"] = _list_url(project.pk, **base)
+        t["links"]["applied"] = _list_url(project.pk, **base, applied="yes")
+        for c in t["categories"]:
+            c["links"] = {
+                k: _list_url(project.pk, **base, category=c["category"], transition=k)
+                for k in selectors.TRANSITIONS
+            }
+            c["links"]["all"] = _list_url(project.pk, **base, category=c["category"])
+    previous = AuditRun.objects.filter(project=project, pk__lt=run.pk).order_by("-pk").first()
+    return render_page_or_fragment(
+        request,
+        "auditor/run.html",
+        {
+            "run": run,
+            "project": project,
+            "tables": tables,
+            "errors": selectors.run_errors(run=run),
+            "can_run": trace_selectors.can_write(user=request.user, project=project),
+            "calibrations": run.calibrations.order_by("model", "verifier"),
+            "previous": previous,
+        },
+        fragment="#status",
+    )
+
+
+@login_required
+def run_compare(request: HttpRequest) -> HttpResponse:
+    """Two runs of one project side by side: settings diff, Δ and rescue/harm per policy, and
+    the decisions whose transition differs."""
+    visible = selectors.run_list(user=request.user)
+    ids = [request.GET.get(k, "") for k in ("a", "b")]
+    runs = [visible.filter(pk=int(i)).first() if i.isdigit() and len(i) < 19 else None for i in ids]
+    a, b = runs
+    if (ids[0] and a is None) or (ids[1] and b is None):
+        raise Http404("no such audit run")
+    project = (a or b).project if (a or b) else None
+    error = None
+    ctx: dict = {"a": a, "b": b, "project": project}
+    if a and b and a.project_id != b.project_id:
+        error = "The two runs belong to different projects; compare runs of one project."
+    elif a and b:
+        policies = list(dict.fromkeys([*a.policies, *b.policies]))
+        rows = []
+        for p in policies:
+            cells = []
+            for r in (a, b):
+                o = (((r.summary or {}).get(p)) or {}).get("overall") or {}
+                cells.append({"o": o, "t": o.get("transitions") or {}, "has": p in r.policies})
+            rows.append({"policy": p, "a": cells[0], "b": cells[1]})
+        diff = selectors.transitions_differing(a, b)
+        ctx.update(
+            settings=selectors.settings_diff(a, b),
+            policy_rows=rows,
+            differing=diff,
+        )
+    if project is not None:
+        ctx["choices"] = list(AuditRun.objects.filter(project=project).order_by("-id")[:100])
+    else:
+        ctx["choices"] = list(visible.order_by("-id")[:100])
+    ctx["error"] = error
+    return render(request, "auditor/run_compare.html", ctx, status=400 if error else 200)
+
+
+@login_required
+def run_new(request: HttpRequest, pk: int) -> HttpResponse:
+    project = trace_selectors.project_get(user=request.user, project_id=pk)
+    if not trace_selectors.can_write(user=request.user, project=project):
+        raise PermissionDenied("viewers cannot start audits")
+    error = None
+    if request.method == "POST":
+        try:
+            run = audit_run_create(
+                project=project,
+                policies=request.POST.getlist("policies") or list(POLICIES),
+                judge=request.POST.get("judge", "heuristic"),
+                environment=request.POST.get("environment", "auto"),
+                label=request.POST.get("label", ""),
+                user=request.user,
+            )
+        except AuditRejected as exc:
+            error = str(exc)
+        else:
+            return redirect(run)
+    return render(
+        request,
+        "auditor/run_new.html",
+        {
+            "project": project,
+            "policies": POLICIES,
+            "judges": JUDGES,
+            "environments": ENVIRONMENTS,
+            "error": error,
+        },
+        status=400 if error else 200,
+    )
+
+
+@login_required
+@require_POST
+def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    run = selectors.run_get(user=request.user, run_id=pk)
+    if not trace_selectors.can_write(user=request.user, project=run.project):
+        raise PermissionDenied("viewers cannot retry audits")
+    n = audit_run_retry_errors(run=run)
+    messages.info(request, f"{n} failed traces queued again." if n else "Nothing to retry.")
+    return redirect(run)

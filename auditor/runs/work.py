@@ -1,0 +1,183 @@
+"""The work of a run: audit a chunk of traces with the policies library, store the results in
+one transaction per batch, and finish the run once no trace is pending."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from auditor.runs.calibration import verifier_of
+from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
+from auditor.runs.summary import audit_run_summary
+from common.jobs import job_heartbeat
+from policies import Auditor
+from traces.models import Trace
+from traces.selectors import load_events
+
+log = logging.getLogger(__name__)
+
+
+def judge_options(judge: str) -> dict[str, Any]:
+    if judge != "openai":
+        return {}
+    return {
+        "base_url": django_settings.TA_JUDGE_BASE_URL,
+        "model": django_settings.TA_JUDGE_MODEL,
+        "api_key": django_settings.TA_JUDGE_API_KEY,
+        "timeout": django_settings.TA_JUDGE_TIMEOUT,
+    }
+
+
+class _AuditorCache:
+    """One `Auditor` per (environment kind, calibration group), built on first use."""
+
+    def __init__(self, run: AuditRun) -> None:
+        self.run = run
+        self.options = judge_options(run.judge)
+        self.cals = {(c.model, c.verifier): c.params for c in Calibration.objects.filter(run=run)}
+        self.cache: dict[tuple, Auditor] = {}
+
+    def for_trace(self, header: dict, model: str, events: list[dict]) -> Auditor:
+        env_kind = self._env_kind(header)
+        group = (model, verifier_of(events)) if "vrr" in self.run.policies else ("", "")
+        key = (env_kind, group if group in self.cals else None)
+        auditor = self.cache.get(key)
+        if auditor is None:
+            settings = {k: dict(v) for k, v in self.run.settings.items()}
+            cal = self.cals.get(group)
+            if cal is not None and not settings.get("vrr", {}).get("params"):
+                settings.setdefault("vrr", {}).update(params=cal["params"], samples=cal["samples"])
+            auditor = Auditor(
+                self.run.policies,
+                settings,
+                self.run.judge,
+                self._environment(env_kind),
+                self.options,
+            )
+            self.cache[key] = auditor
+        return auditor
+
+    def _env_kind(self, header: dict) -> str:
+        mode = self.run.environment
+        if mode == "none":
+            return "none"
+        env = header.get("env") if isinstance(header.get("env"), dict) else {}
+        name = str(env.get("name") or "").lower()
+        if mode == "bfcl" or (mode == "auto" and name.startswith("bfcl")):
+            return "bfcl" if name.startswith("bfcl") else "none"
+        return "none"
+
+    @staticmethod
+    def _environment(kind: str):  # type: ignore[no-untyped-def]
+        if kind == "bfcl":
+            from policies.env_bfcl import BFCLEnvironment
+
+            return BFCLEnvironment()
+        return None
+
+
+def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
+    """Audit the still-pending traces among `trace_ids`. Safe to run twice, or at the same
+    time as a redelivered copy: results are keyed (run, trace, policy) and inserted with
+    ignore_conflicts, and an item is marked done only with its results."""
+    run = AuditRun.objects.filter(pk=run_id).first()
+    if run is None or run.status != AuditRun.Status.RUNNING:
+        return 0
+    pending = list(
+        AuditItem.objects.filter(
+            run=run, trace_id__in=trace_ids, status=AuditItem.Status.PENDING
+        ).values_list("trace_id", flat=True)
+    )
+    if not pending:
+        finish_if_complete(run.pk)
+        return 0
+    traces = {t.pk: t for t in Trace.objects.filter(pk__in=pending).only("pk", "model", "header")}
+    auditors = _AuditorCache(run)
+    done = 0
+    batch_size = 50
+    for start in range(0, len(pending), batch_size):
+        part = pending[start : start + batch_size]
+        events_by_trace = load_events(part)
+        _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
+        done += len(part)
+        job_heartbeat(
+            AuditRun.objects.filter(pk=run.pk),
+            traces_done=AuditItem.objects.filter(run=run)
+            .exclude(status=AuditItem.Status.PENDING)
+            .count(),
+        )
+    finish_if_complete(run.pk)
+    return done
+
+
+def _audit_batch(
+    run: AuditRun,
+    traces: list[Trace],
+    events_by_trace: dict[int, list[dict]],
+    auditors: _AuditorCache,
+) -> None:
+    """Audit a batch of traces and store their results in one transaction (one insert, one
+    update), so the database round trips do not dominate the policies' own work."""
+    rows: list[AuditResult] = []
+    done: list[int] = []
+    failed: list[tuple[int, str]] = []
+    for trace in traces:
+        events = events_by_trace[trace.pk]
+        try:
+            auditor = auditors.for_trace(trace.header or {}, trace.model, events)
+            results = auditor.audit(events)
+        except Exception as exc:  # noqa: BLE001 — a bad trace must not stop the run
+            log.exception("audit of trace %s in run %s failed", trace.pk, run.pk)
+            failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
+            continue
+        for name, res in results.items():
+            d = res.to_dict()
+            rows.append(
+                AuditResult(
+                    run=run,
+                    trace=trace,
+                    policy=name,
+                    guarded_trajectory=d["guarded_trajectory"],
+                    **{f: d[f] for f in DECISION_FIELDS},
+                )
+            )
+        done.append(trace.pk)
+    pending = AuditItem.objects.filter(run=run, status=AuditItem.Status.PENDING)
+    with transaction.atomic():
+        AuditResult.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+        pending.filter(trace_id__in=done).update(
+            status=AuditItem.Status.DONE, error="", attempts=F("attempts") + 1
+        )
+        for trace_id, error in failed:
+            pending.filter(trace_id=trace_id).update(
+                status=AuditItem.Status.ERROR, error=error, attempts=F("attempts") + 1
+            )
+
+
+def finish_if_complete(run_id: int) -> bool:
+    """Mark the run done once no item is pending — exactly once, by a conditional update —
+    and compute its run-level tables."""
+    if AuditItem.objects.filter(run_id=run_id, status=AuditItem.Status.PENDING).exists():
+        return False
+    counts = AuditItem.objects.filter(run_id=run_id).aggregate(
+        done=Count("id", filter=~Q(status=AuditItem.Status.PENDING)),
+        errors=Count("id", filter=Q(status=AuditItem.Status.ERROR)),
+    )
+    summary = audit_run_summary(AuditRun.objects.get(pk=run_id))
+    now = timezone.now()
+    return bool(
+        AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.RUNNING).update(
+            status=AuditRun.Status.DONE,
+            finished_at=now,
+            heartbeat_at=now,
+            summary=summary,
+            traces_done=counts["done"],
+            error_count=counts["errors"],
+        )
+    )

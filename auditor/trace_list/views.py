@@ -1,0 +1,95 @@
+"""The traces list of a project: filters over trace fields and audit results, full-text
+search, keyset pagination. The filter state lives in the query string, so a view can be
+shared and the back button restores it; htmx swaps only the rows (`#rows`)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+
+from auditor.runs.models import AuditRun
+from auditor.runs.selectors import TRANSITIONS, latest_run
+from auditor.trace_list import selectors
+from common.rendering import render_page_or_fragment, wants_fragment
+from policies import POLICIES
+from traces import selectors as trace_selectors
+
+FILTERS = (
+    "run", "policy", "transition", "applied", "actor", "guarded",
+    "outcome", "model", "benchmark", "category", "q",
+)  # fmt: skip
+TRI = ("success", "failure", "unknown")
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and len(value) < 19 else None
+
+
+def _clean(request: HttpRequest, project, runs) -> tuple[dict[str, str], AuditRun | None]:  # type: ignore[no-untyped-def]
+    """Only known values survive; anything else means "no filter", never an error page."""
+    g = request.GET
+    f = {k: g.get(k, "").strip()[:200] for k in FILTERS}
+    run = None
+    run_id = _int(f["run"])
+    if run_id is not None:
+        run = runs.filter(pk=run_id).first()
+    if run is None:
+        run = latest_run(project=project)
+    f["run"] = str(run.pk) if run else ""
+    if f["policy"] not in POLICIES:
+        f["policy"] = ""
+    if f["transition"] not in TRANSITIONS:
+        f["transition"] = ""
+    if f["applied"] not in ("yes", "no"):
+        f["applied"] = ""
+    for k in ("actor", "guarded", "outcome"):
+        if f[k] not in TRI:
+            f[k] = ""
+    return f, run
+
+
+@login_required
+def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
+    project = trace_selectors.project_get(user=request.user, project_id=pk)
+    visible = trace_selectors.trace_list(user=request.user, project=project)
+    runs = AuditRun.objects.filter(project=project)
+    f, run = _clean(request, project, runs)
+    qs = selectors.trace_filter_apply(visible, run=run, f=f)
+    page = selectors.trace_page(
+        qs, after=_int(request.GET.get("after")), before=_int(request.GET.get("before"))
+    )
+    state = {k: v for k, v in f.items() if v}
+    count, more = selectors.count_capped(qs)
+    badges = selectors.result_badges(run=run, trace_ids=[t.pk for t in page["rows"]]) if run else {}
+    partial = wants_fragment(request)
+    ctx = {
+        "project": project,
+        "f": f,
+        "run": run,
+        "rows": [{"trace": t, "badges": badges.get(t.pk, [])} for t in page["rows"]],
+        "count": count,
+        "count_more": more,
+        "filtered": any(v for k, v in f.items() if k != "run"),
+        "next_url": f"?{urlencode({**state, 'after': page['next_after']})}"
+        if page["next_after"]
+        else None,
+        "prev_url": f"?{urlencode({**state, 'before': page['prev_before']})}"
+        if page["prev_before"]
+        else None,
+        "first_url": f"?{urlencode(state)}",
+    }
+    if not partial:
+        choices = selectors.filter_choices(project=project, visible=visible)
+        ctx.update(
+            runs=list(runs.order_by("-id")[:50]),
+            policies=POLICIES,
+            transitions=TRANSITIONS,
+            tri=TRI,
+            choices=[
+                {"field": k, "values": choices[k], "selected": f[k]}
+                for k in ("model", "benchmark", "category")
+            ],
+        )
+    return render_page_or_fragment(request, "auditor/trace_list.html", ctx, fragment="#rows")

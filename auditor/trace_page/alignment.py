@@ -1,0 +1,217 @@
+"""Actor vs guarded trajectories aligned step by step, and the alignment cut for display."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from auditor.trace_page.events import step_summary
+from auditor.trace_page.text import pretty, visible
+
+CONTINUATIONS = {
+    "exact": "No replacement was accepted: the guarded trajectory is the actor's, step for step.",
+    "spliced": "The replacement was executed in the environment and the later recorded actions "
+    "re-run after it; the guarded outcome is the environment's check.",
+    "recorded": "The guard ships a recorded, labelled artefact (a kept or committed answer); the "
+    "guarded outcome is that artefact's label.",
+    "truncated": "No environment: the guarded trajectory stops at the replacement, and its "
+    "outcome is unknown until someone annotates it.",
+}
+
+TRANSITIONS = {
+    "rescue": "the actor failed, the guarded trajectory succeeds",
+    "harm": "the actor succeeded, the guarded trajectory fails",
+    "same": "both end the same way",
+    "unknown": "an outcome is unknown (needs annotation)",
+}
+
+# Fields that do not change what a step did: bookkeeping, timestamps, ground truth, and `meta`,
+# where the replay marks its own events (guarded, executed, replaces).
+_IGNORED_FOR_ALIGNMENT = frozenset({"trace_id", "seq", "ts", "meta", "labels"})
+
+
+def step_key(ev: Any) -> str:
+    """What must be equal for two steps to count as the same step."""
+    if not isinstance(ev, Mapping):
+        return json.dumps(ev, sort_keys=True, default=str)
+    body = {k: v for k, v in ev.items() if k not in _IGNORED_FOR_ALIGNMENT}
+    return json.dumps(body, sort_keys=True, default=str, ensure_ascii=False)
+
+
+@dataclass
+class Step:
+    """One aligned row: ``same`` (identical), ``changed`` (both sides, different), ``actor`` (only
+    the actor did it: dropped by the guard) or ``guarded`` (only the guard did it)."""
+
+    kind: str
+    actor_index: int | None
+    guarded_index: int | None
+    actor: Any = None
+    guarded: Any = None
+
+
+@dataclass
+class Alignment:
+    steps: list[Step]
+    prefix: int  # leading identical steps
+    divergence: int | None  # index into steps of the first non-identical step
+    counts: dict[str, int]
+
+    @property
+    def identical(self) -> bool:
+        return self.divergence is None
+
+
+# Above this many differing steps on each side the quadratic matcher is not worth its cost: pair
+# the remaining steps by position instead.
+MATCH_LIMIT = 3000
+
+
+def align(actor: Sequence[Any], guarded: Sequence[Any]) -> Alignment:
+    """Align the actor's events with the guarded trajectory step by step.
+
+    The replay builds the guarded trajectory as the actor's prefix, the replacement, then a
+    continuation that re-uses recorded actions (SPEC §4), so a common prefix is stripped first
+    in linear time and only the rest goes through :mod:`difflib`'s matcher. Replaced stretches
+    are paired position by position as ``changed``; leftovers become one-sided steps.
+    """
+    a_keys = [step_key(e) for e in actor]
+    g_keys = [step_key(e) for e in guarded]
+    n = 0
+    while n < len(a_keys) and n < len(g_keys) and a_keys[n] == g_keys[n]:
+        n += 1
+    steps = [Step("same", i, i, actor[i], guarded[i]) for i in range(n)]
+    a_rest, g_rest = a_keys[n:], g_keys[n:]
+    if len(a_rest) > MATCH_LIMIT and len(g_rest) > MATCH_LIMIT:
+        width = max(len(a_rest), len(g_rest))
+        opcodes = [("replace", 0, len(a_rest), 0, len(g_rest))] if width else []
+    else:
+        opcodes = difflib.SequenceMatcher(None, a_rest, g_rest, autojunk=False).get_opcodes()
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                steps.append(Step("same", n + i, n + j, actor[n + i], guarded[n + j]))
+            continue
+        pairs = min(i2 - i1, j2 - j1) if tag == "replace" else 0
+        for k in range(pairs):
+            i, j = n + i1 + k, n + j1 + k
+            steps.append(Step("changed", i, j, actor[i], guarded[j]))
+        for i in range(i1 + pairs, i2):
+            steps.append(Step("actor", n + i, None, actor[n + i], None))
+        for j in range(j1 + pairs, j2):
+            steps.append(Step("guarded", None, n + j, None, guarded[n + j]))
+    divergence = next((k for k, s in enumerate(steps) if s.kind != "same"), None)
+    counts = {k: 0 for k in ("same", "changed", "actor", "guarded")}
+    for s in steps:
+        counts[s.kind] += 1
+    return Alignment(steps=steps, prefix=n, divergence=divergence, counts=counts)
+
+
+@dataclass
+class Cell:
+    """One side of a rendered row."""
+
+    index: int
+    type: str
+    summary: str
+    guarded_mark: str  # the replay's own marks (twin, executed), from the event's meta
+    detail: str  # pretty JSON, only for rows that differ
+
+
+@dataclass
+class Row:
+    kind: str
+    actor: Cell | None
+    guarded: Cell | None
+
+    @property
+    def cells(self) -> tuple[tuple[Cell | None, str], tuple[Cell | None, str]]:
+        """Both sides with what to say when one is missing (one template loop, no includes:
+        the template engine's per-include cost dominates a long side-by-side)."""
+        return (
+            (self.actor, "— dropped by the guard —"),
+            (self.guarded, "— not in the guarded trajectory —"),
+        )
+
+
+def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
+    if index is None:
+        return None
+    meta = ev.get("meta") if isinstance(ev, Mapping) else None
+    marks = []
+    if isinstance(meta, Mapping):
+        who = f"{meta.get('policy') or ''} {meta.get('certificate') or ''}".strip()
+        if meta.get("guarded") and who:
+            marks.append(f"guard: {who}")
+        if meta.get("executed"):
+            marks.append("executed in the environment")
+    etype = ev.get("type", "?") if isinstance(ev, Mapping) else "?"
+    return Cell(
+        index=index,
+        type=visible(str(etype)),
+        summary=step_summary(ev),
+        guarded_mark="; ".join(visible(m) for m in marks),
+        detail=pretty(ev) if detail else "",
+    )
+
+
+def _row(step: Step) -> Row:
+    detail = step.kind != "same"
+    return Row(
+        kind=step.kind,
+        actor=_cell(step.actor, step.actor_index, detail),
+        guarded=_cell(step.guarded, step.guarded_index, detail),
+    )
+
+
+@dataclass
+class SideBySide:
+    """The alignment cut for display: the shared prefix collapsed (its last ``prefix_window``
+    steps available in an expander), then up to ``limit`` rows from the divergence on."""
+
+    alignment: Alignment
+    hidden_prefix: int  # identical steps not rendered at all (beyond the expander's window)
+    prefix_rows: list[Row]
+    rows: list[Row]
+    tail_rows: list[Row]  # a trailing run of actor-only steps (the guard stopped), collapsed
+    more: int  # steps after the window, not rendered
+
+    @property
+    def prefix(self) -> int:
+        return (
+            self.alignment.divergence
+            if self.alignment.divergence is not None
+            else len(self.alignment.steps)
+        )
+
+
+def side_by_side(
+    actor: Sequence[Any], guarded: Sequence[Any], *, prefix_window: int = 50, limit: int = 100
+) -> SideBySide:
+    al = align(actor, guarded)
+    cut = al.divergence if al.divergence is not None else len(al.steps)
+    prefix = al.steps[:cut]
+    shown = prefix[-prefix_window:] if prefix_window else []
+    rest = al.steps[cut:]
+    tail_start = len(rest)
+    while tail_start > 0 and rest[tail_start - 1].kind == "actor":
+        tail_start -= 1
+    tail: list[Step] = []
+    if len(rest) - tail_start > 3 and tail_start > 0:
+        rest, tail = rest[:tail_start], rest[tail_start:]
+    shown_tail = tail[: max(0, limit - len(rest))]
+    return SideBySide(
+        alignment=al,
+        hidden_prefix=len(prefix) - len(shown),
+        prefix_rows=[_row(s) for s in shown],
+        rows=[_row(s) for s in rest[:limit]],
+        tail_rows=[_row(s) for s in shown_tail],
+        more=max(0, len(rest) - limit) + len(tail) - len(shown_tail),
+    )
+
+
+def outcome_text(value: bool | None) -> str:
+    return "unknown" if value is None else "success" if value else "failure"

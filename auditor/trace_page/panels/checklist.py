@@ -1,0 +1,193 @@
+"""The claim checklist panel: claims, feedback events and the confidence timeline (SPEC §5.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from auditor.trace_page.text import as_dict, as_list, finite, fmt_num, short, visible
+
+
+def _claim_texts(claims_events: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The latest text of each claim id across the trace's ``claims`` records."""
+    texts: dict[str, str] = {}
+    for ev in claims_events:
+        for c in as_list(ev.get("claims")):
+            if isinstance(c, Mapping) and c.get("id") is not None and c.get("text") is not None:
+                texts[str(c["id"])] = visible(str(c["text"]))
+    return texts
+
+
+def _theta_line(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The revision threshold θ the run used, as a dashed line — only when the record says which
+    θ: a record without it gets no line rather than a guessed default (θ = 0 is a real value)."""
+    theta = finite(as_dict(record.get("settings")).get("theta"))
+    if theta is None:
+        return []
+    return [
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "y0": theta,
+            "y1": theta,
+            "line": {"color": "#667085", "width": 1, "dash": "dash"},
+        }
+    ]
+
+
+FEEDBACK_COLOURS = {True: "#1d7a46", False: "#b42318", None: "#98a2b3"}
+
+
+def checklist_panel(
+    record: Mapping[str, Any], claims_events: Iterable[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """The claims table (each claim's confidences, revisions, flags), the feedback events with
+    their classification, and a plotly figure of the per-claim confidence timeline with
+    feedback (valid / mistaken) and flags marked (SPEC §5.2)."""
+    timeline = as_dict(record.get("timeline"))
+    per_claim = as_dict(timeline.get("claims"))
+    flags = [f for f in as_list(record.get("flags")) if isinstance(f, Mapping)]
+    texts = _claim_texts(claims_events)
+    flags_by_claim: dict[str, list[str]] = {}
+    for f in flags:
+        flags_by_claim.setdefault(str(f.get("claim", "")), []).append(
+            visible(str(f.get("flag", "?")).replace("_", " "))
+        )
+    claims = []
+    traces = []
+    for cid, points in per_claim.items():
+        pts = [p for p in as_list(points) if isinstance(p, Mapping)]
+        confs = [finite(p.get("confidence")) for p in pts]
+        claims.append(
+            {
+                "id": visible(str(cid)),
+                "text": texts.get(str(cid), ""),
+                "confidences": " → ".join(fmt_num(c, 2) for c in confs) or "—",
+                "revisions": sum(1 for p in pts if p.get("revised")),
+                "post_complaint": sum(1 for p in pts if p.get("post_complaint")),
+                "flags": flags_by_claim.get(str(cid), []),
+            }
+        )
+        xs = [p.get("record") for p in pts]
+        symbols = [
+            "x" if p.get("post_complaint") else "diamond" if p.get("revised") else "circle"
+            for p in pts
+        ]
+        hover = [
+            f"{cid} @ event {p.get('record')}: {fmt_num(p.get('confidence'), 2)}"
+            + (" · revised" if p.get("revised") else "")
+            + (" · post-complaint record" if p.get("post_complaint") else "")
+            for p in pts
+        ]
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": str(cid),
+                "x": xs,
+                "y": confs,
+                "text": hover,
+                "hoverinfo": "text",
+                "marker": {"symbol": symbols, "size": 10},
+            }
+        )
+    feedback = []
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    for fb in as_list(record.get("feedback_events")):
+        if not isinstance(fb, Mapping):
+            continue
+        valid = fb.get("valid") if isinstance(fb.get("valid"), bool) else None
+        feedback.append(
+            {
+                "index": fb.get("index"),
+                "turn": fb.get("turn"),
+                "kind": visible(str(fb.get("kind", ""))),
+                "valid": valid,
+                "targeted": ", ".join(visible(str(t)) for t in as_list(fb.get("targeted"))),
+                "targeting": visible(str(fb.get("targeting", ""))),
+                "action": visible(str(fb.get("action", ""))),
+                "actor_class": visible(str(fb.get("actor_class", "")).replace("_", " ")),
+                "guarded_class": visible(str(fb.get("guarded_class", "")).replace("_", " ")),
+                "actor_revised": fb.get("actor_revised"),
+                "post_complaint_records": len(as_list(fb.get("post_complaint_records"))),
+                "record_source": visible(str(fb.get("record_source", "")).replace("_", " ")),
+            }
+        )
+        x = fb.get("index")
+        if isinstance(x, (int, float)):
+            colour = FEEDBACK_COLOURS[valid]
+            shapes.append(
+                {
+                    "type": "line",
+                    "x0": x,
+                    "x1": x,
+                    "yref": "paper",
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": colour, "dash": "dot", "width": 2},
+                }
+            )
+            annotations.append(
+                {
+                    "x": x,
+                    "y": 1,
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "font": {"color": colour, "size": 11},
+                    "text": "valid feedback"
+                    if valid
+                    else "mistaken feedback"
+                    if valid is False
+                    else "feedback",
+                }
+            )
+    for f in flags:
+        x = f.get("record")
+        if isinstance(x, (int, float)):
+            annotations.append(
+                {
+                    "x": x,
+                    "y": 0.02,
+                    "yref": "paper",
+                    "showarrow": False,
+                    "font": {"color": "#a15c00", "size": 11},
+                    "text": "⚑ " + str(f.get("flag", "flag")).replace("_", " "),
+                }
+            )
+    figure = None
+    if traces:
+        figure = {
+            "data": traces,
+            "layout": {
+                "height": 300,
+                "margin": {"l": 50, "r": 20, "t": 30, "b": 40},
+                "xaxis": {"title": {"text": "event index"}, "zeroline": False},
+                "yaxis": {"title": {"text": "confidence"}, "range": [0, 1.05]},
+                "shapes": shapes + _theta_line(record),
+                "annotations": annotations,
+                "legend": {"orientation": "h", "y": -0.25},
+            },
+        }
+    missing = [k for k in ("feedback_events", "timeline") if k not in record]
+    return {
+        "claims": claims,
+        "feedback": feedback,
+        "flags": [
+            {
+                "flag": visible(str(f.get("flag", "?")).replace("_", " ")),
+                "record": f.get("record"),
+                "claim": visible(str(f.get("claim", ""))),
+                "ref": short(f.get("ref", ""), 60) if f.get("ref") is not None else "",
+            }
+            for f in flags
+        ],
+        "figure": figure,
+        "theta": fmt_num(as_dict(record.get("settings")).get("theta")),
+        "schedule": visible(str(as_dict(record.get("settings")).get("schedule", ""))),
+        "draft_first": record.get("draft_first"),
+        "missing": missing,
+    }

@@ -1,0 +1,184 @@
+"""The trace page: the event timeline and, per audit run, the policies' decisions.
+
+Every view here makes a fixed number of queries whatever the trace's length: the timeline is a
+keyset window of events (``?after_seq=``), long events are folded and fetched one by one, and the
+audit part reads one run's results for this trace. The page's data shaping lives in
+the package's other modules (pure functions); these views only load rows and render.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from auditor.runs.models import AuditResult, AuditRun
+from auditor.trace_page import panels
+from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
+from auditor.trace_page.events import event_view
+from auditor.trace_page.text import pretty
+from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
+from traces import selectors as trace_selectors
+from traces.models import Event, Trace
+
+WINDOW = 200  # events rendered per page of the timeline
+RUNS_SHOWN = 50
+
+
+def _int_param(request: HttpRequest, name: str) -> int | None:
+    try:
+        return int(request.GET.get(name, ""))
+    except ValueError:
+        return None
+
+
+def _event_window(trace: Trace, after_seq: int | None) -> tuple[list[dict[str, Any]], int | None]:
+    """One keyset window of the timeline and the ``after_seq`` of the next, if any."""
+    qs = trace_selectors.event_list(trace=trace)
+    if after_seq is not None:
+        qs = qs.filter(seq__gt=after_seq)
+    rows = list(qs.values("seq", "line", "payload")[: WINDOW + 1])
+    more = len(rows) > WINDOW
+    rows = rows[:WINDOW]
+    events = [
+        {"view": event_view(r["payload"], r["seq"]), "line": r["line"], "seq": r["seq"]}
+        for r in rows
+    ]
+    return events, (rows[-1]["seq"] if more else None)
+
+
+def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
+    """The selected run (``?run=``, else the latest with results for this trace), its results,
+    the selected policy (``?policy=``, else the first that diverges), its side-by-side and one
+    panel per policy."""
+    runs = list(
+        AuditRun.objects.filter(project_id=trace.project_id, results__trace=trace)
+        .distinct()
+        .order_by("-created_at", "-id")[:RUNS_SHOWN]
+    )
+    ctx: dict[str, Any] = {"runs": runs, "run": None, "results": [], "selected": None}
+    if not runs:
+        return ctx
+    wanted = _int_param(request, "run")
+    run = next((r for r in runs if r.pk == wanted), runs[0])
+    order = {name: i for i, name in enumerate(run.policies or [])}
+    results = sorted(
+        AuditResult.objects.filter(run=run, trace=trace), key=lambda r: order.get(r.policy, 99)
+    )
+    ctx.update(run=run, results=results)
+    if not results:
+        return ctx
+    by_policy = {r.policy: r for r in results}
+    selected = by_policy.get(request.GET.get("policy", ""))
+    if selected is None:
+        selected = next(
+            (r for r in results if r.guarded_trajectory is not None),
+            next((r for r in results if r.applied), results[0]),
+        )
+    ctx["selected"] = selected
+
+    actor: list[Any] | None = None
+    if selected.guarded_trajectory is not None:
+        # One query, whatever the length; the alignment needs the whole actor trajectory.
+        actor = list(trace_selectors.event_list(trace=trace).values_list("payload", flat=True))
+        ctx["sbs"] = side_by_side(actor, selected.guarded_trajectory)
+    types = panels.event_types(r.policy for r in results)
+    if actor is not None:
+        panel_events = [e for e in actor if isinstance(e, dict) and e.get("type") in types]
+    elif types:
+        panel_events = list(
+            Event.objects.filter(trace=trace, type__in=sorted(types))
+            .order_by("seq")
+            .values_list("payload", flat=True)
+        )
+    else:
+        panel_events = []
+    shown = []
+    for r in results:
+        record = r.record if isinstance(r.record, dict) else {}
+        panel = panels.panel_for(r.policy)
+        events = [e for e in panel_events if e.get("type") in panel.event_types]
+        shown.append(
+            {
+                "result": r,
+                "policy": r.policy,
+                "title": panel.title,
+                "template": panel.template,
+                "data": panel.build(record, events),
+                "chart_id": f"chart-{r.policy}",
+                "data_id": f"chart-{r.policy}-data",
+                "record": pretty(record),
+                "not_applied": panel.not_applied,
+            }
+        )
+    ctx["panels"] = shown
+    ctx["continuation_help"] = CONTINUATIONS.get(selected.continuation, "")
+    ctx["transition_help"] = TRANSITIONS.get(selected.transition, "")
+    ctx["actor_outcome"] = outcome_text(selected.actor_success)
+    ctx["guarded_outcome"] = outcome_text(selected.guarded_success)
+    return ctx
+
+
+def _state(request: HttpRequest) -> dict[str, str]:
+    """The URL state to carry into links: which run and policy are shown."""
+    return {k: request.GET[k] for k in ("run", "policy") if request.GET.get(k)}
+
+
+@login_required
+def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
+    ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
+    ctx.update(_audit_context(request, trace))
+    if not wants_fragment(request):  # a policy or run tab changes only the audit part
+        after_seq = _int_param(request, "after_seq")
+        events, next_seq = _event_window(trace, after_seq)
+        ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)
+    return render_page_or_fragment(request, "auditor/trace.html", ctx, fragment="#audit")
+
+
+@login_required
+def trace_events(request: HttpRequest, pk: int) -> HttpResponse:
+    """The next window of the timeline (htmx "load more"); without htmx, the page from there."""
+    trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
+    after_seq = _int_param(request, "after_seq")
+    if not wants_fragment(request):
+        query = {**_state(request), **({"after_seq": after_seq} if after_seq is not None else {})}
+        url = reverse("auditor:trace", args=[trace.pk]) + f"?{urlencode(query)}#timeline"
+        return vary_on_htmx(redirect(url))
+    events, next_seq = _event_window(trace, after_seq)
+    ctx = {
+        "trace": trace,
+        "project": trace.project,
+        "events": events,
+        "next_seq": next_seq,
+        "after_seq": after_seq,
+        "state": _state(request),
+    }
+    return vary_on_htmx(render(request, "auditor/trace_events.html", ctx))
+
+
+@login_required
+def trace_event(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
+    """One event in full: the body of a folded event (htmx), or a page of its own."""
+    trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
+    row = trace_selectors.event_list(trace=trace).filter(seq=seq).values("seq", "line", "payload")
+    row = row.first()
+    if row is None:
+        raise Http404("no such event")
+    ctx = {
+        "trace": trace,
+        "project": trace.project,
+        "ev": event_view(row["payload"], row["seq"], fold=False),
+        "line": row["line"],
+        "raw": pretty(row["payload"]),
+        "back": reverse("auditor:trace", args=[trace.pk])
+        + (f"?{urlencode(_state(request))}" if _state(request) else "")
+        + f"#ev-{seq}",
+    }
+    return render_page_or_fragment(
+        request, "auditor/trace_event.html", ctx, fragment="auditor/trace_event_body.html"
+    )

@@ -1,0 +1,123 @@
+#!/usr/bin/env python
+"""Trace page: server time of a 1,000-event trace's page (SPEC §9: p95 < 300 ms), against a
+10-event trace's page measured in the same run as the baseline.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/trace_auditor_bench_page \
+        .venv/bin/python bench/trace_page.py [--events 1000] [--repeat 40]
+
+Creates the database's schema (migrate), then (once; reused by later runs) a project with two
+traces written straight to the tables — N and 10 events, alternating tool calls and results —
+each with an audit run whose TwinCheck result replaces the middle call, so the page renders the
+timeline, the side-by-side and the panels. Times the page in-process through Django's test client
+(routing, middleware, queries, template: the server's whole work for a request). Was a printed,
+never-asserted test (tests/ui/test_trace_page.py); timing belongs here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
+os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
+
+
+def make_trace(project, upload, n: int):  # type: ignore[no-untyped-def]
+    from auditor.runs.models import AuditResult, AuditRun
+    from traces.models import Event, Trace
+
+    name = f"bench-page-{n}"
+    trace = Trace.objects.filter(project=project, external_id=name).first()
+    if trace is not None:
+        return trace
+    trace = Trace.objects.create(project=project, upload=upload, external_id=name, event_count=n)
+    payloads: list[dict] = [{"trace_id": name, "type": "trace", "seq": 0}]
+    for i in range(1, n):
+        if i % 2:
+            payloads.append(
+                {"trace_id": name, "type": "tool_call", "seq": i, "name": "get", "arguments": {}}
+            )
+        else:
+            payloads.append(
+                {"trace_id": name, "type": "tool_result", "seq": i, "status": "ok", "content": i}
+            )
+    Event.objects.bulk_create(
+        [
+            Event(trace=trace, seq=p["seq"], type=p["type"], line=p["seq"] + 1, payload=p)
+            for p in payloads
+        ],
+        batch_size=2000,
+    )
+    run = AuditRun.objects.create(project=project, policies=["twincheck"], status="done")
+    twin = {"type": "tool_call", "name": "twin", "arguments": {}}
+    AuditResult.objects.create(
+        run=run,
+        trace=trace,
+        policy="twincheck",
+        applied=True,
+        transition="unknown",
+        continuation="truncated",
+        record={"decisions": []},
+        guarded_trajectory=payloads[: n // 2 | 1] + [twin],
+    )
+    return trace
+
+
+def timed(client, url: str, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat + 2):
+        t0 = time.perf_counter()
+        assert client.get(url).status_code == 200
+        times.append(time.perf_counter() - t0)
+    return sorted(times[2:])  # the first two warm caches
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--events", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=40)
+    args = ap.parse_args()
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from traces.models import Membership, Project, Upload
+
+    if connection.vendor != "postgresql":
+        sys.exit("set DATABASE_URL=postgres://… (a bench database: rows are added to it)")
+    settings.DEBUG = False
+    call_command("migrate", verbosity=0)
+    user, _ = get_user_model().objects.get_or_create(username="bench-page")
+    project, _ = Project.objects.get_or_create(name="bench-trace-page")
+    Membership.objects.get_or_create(project=project, user=user, defaults={"role": "owner"})
+    upload, _ = Upload.objects.get_or_create(
+        project=project,
+        content_hash="bench-trace-page",
+        defaults={"filename": "bench", "size": 0, "source": "cli", "status": "done"},
+    )
+    client = Client()
+    client.force_login(user)
+    print(f"trace page, {args.repeat} requests each (ms)")
+    print(f"{'events':>8} {'median':>8} {'p95':>8}")
+    medians = {}
+    for n in (10, args.events):
+        times = timed(client, make_trace(project, upload, n).get_absolute_url(), args.repeat)
+        medians[n] = statistics.median(times)
+        p95 = times[max(0, int(len(times) * 0.95) - 1)]
+        print(f"{n:8} {medians[n] * 1000:8.1f} {p95 * 1000:8.1f}")
+    print(f"ratio {args.events} / 10 events (median): {medians[args.events] / medians[10]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
