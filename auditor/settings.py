@@ -135,6 +135,13 @@ CELERY_TASK_ROUTES = {
     "auditor.tasks_export.*": {"queue": "export"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A broker outage of any length is waited out: the default (100 retries) ends the worker after a
+# long outage, and then queued work waits for someone to restart it (issue 18).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# On a lost connection a running task is left to finish, not cancelled: its work is kept, and a
+# redelivery of its message (visibility timeout) is a no-op because jobs are claimed once.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # How long Redis waits before redelivering an unacknowledged task (acks_late): a task whose
     # worker was killed runs again after this. Redelivery of a task still running is harmless

@@ -129,9 +129,12 @@ def _db_url(s: dict) -> str:
 class WorkerProcess:
     """A real `celery worker` subprocess against the test database and broker."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, options: list[str] | None = None) -> None:
         self.env = env
         self.log = log
+        # The worker's options; the default leaves out gossip, mingle and heartbeats for speed.
+        # A test of the deployed shape passes docker/entrypoint.sh's own (None = the default).
+        self.options = options
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -146,15 +149,21 @@ class WorkerProcess:
                 "worker",
                 "-Q",
                 "ingest,audit,export",
-                "--concurrency",
-                "1",
-                "--pool",
-                "prefork",
-                "-l",
-                "info",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
+                *(
+                    self.options
+                    if self.options is not None
+                    else [
+                        "--concurrency",
+                        "1",
+                        "--pool",
+                        "prefork",
+                        "-l",
+                        "info",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--without-heartbeat",
+                    ]
+                ),
             ],
             cwd=REPO,
             env=self.env,
