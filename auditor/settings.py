@@ -44,6 +44,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "auditor.middleware.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -256,6 +257,27 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Features no page of the app uses: denied to every origin (auditor/middleware.py).
+TA_PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer",
+        "autoplay",
+        "camera",
+        "display-capture",
+        "geolocation",
+        "gyroscope",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "publickey-credentials-get",
+        "screen-wake-lock",
+        "serial",
+        "usb",
+        "xr-spatial-tracking",
+    )
+}
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("TA_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True

@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from common.hygiene import clean_filename
 from common.jobs import job_claim, job_enqueue, job_heartbeat, stale, stale_cutoff
 from traces import importers, search
 from traces.collect import Collector, trace_id_from_raw
@@ -86,7 +87,8 @@ def upload_create(
     existing = Upload.objects.filter(project=project, content_hash=content_hash).first()
     if existing is not None:
         return existing, False
-    filename = (filename or "upload.jsonl").replace("\\", "/").rsplit("/", 1)[-1][:255]
+    # Client-supplied: no path parts, CR/LF, quotes or bidi controls (common/hygiene.py).
+    filename = clean_filename(filename)
     upload = Upload(
         project=project,
         filename=filename,

@@ -16,8 +16,10 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
+from common.hygiene import clean_filename, csv_safe
 from common.rendering import render_page_or_fragment
 from traces import selectors
 from traces.links import page_url
@@ -131,17 +133,24 @@ def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
     """The error report as a download: JSON (default) or CSV."""
     upload = selectors.upload_get(user=request.user, upload_id=pk)
-    stem = Path(upload.filename).stem
+    # Names stored before uploads were cleaned may still hold CR/LF or quotes.
+    stem = Path(clean_filename(upload.filename)).stem
     if request.GET.get("format") == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf)
         writer.writerow(["line", "trace_id", "path", "message"])
         for e in upload.errors:
+            # Trace ids, paths and messages quote the uploaded file: agent-controlled.
             writer.writerow(
-                [e.get("line"), e.get("trace_id") or "", e.get("path"), e.get("message")]
+                [
+                    csv_safe(e.get("line")),
+                    csv_safe(e.get("trace_id") or ""),
+                    csv_safe(e.get("path")),
+                    csv_safe(e.get("message")),
+                ]
             )
         response = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{stem}-errors.csv"'
+        response["Content-Disposition"] = content_disposition_header(True, f"{stem}-errors.csv")
         return response
     body = {
         "upload": upload.pk,
@@ -157,7 +166,7 @@ def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
     response = HttpResponse(
         orjson.dumps(body, option=orjson.OPT_INDENT_2), content_type="application/json"
     )
-    response["Content-Disposition"] = f'attachment; filename="{stem}-errors.json"'
+    response["Content-Disposition"] = content_disposition_header(True, f"{stem}-errors.json")
     return response
 
 
