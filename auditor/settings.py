@@ -151,6 +151,27 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "visibility_timeout": env_int("TA_VISIBILITY_TIMEOUT", 600, minimum=1)
     }
 
+# --- Cache (authentication failure counts; shared by every web process) ----------------------
+TA_CACHE_URL = env_str(
+    "TA_CACHE_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
+)
+if TA_CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": TA_CACHE_URL,
+        }
+    }
+else:
+    # No Redis (the development set-up): files, shared by the processes of one machine.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+
 # --- Audit runs -----------------------------------------------------------------------------
 TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
 TA_EXPORT_CHUNK_ROWS = env_int("TA_EXPORT_CHUNK_ROWS", 500, minimum=1)
@@ -213,6 +234,18 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # --- Auth, API ------------------------------------------------------------------------------
+# Failed authentications (common/throttle.py): this many failures within the window lock the
+# client address or the account for the lockout time (429 with Retry-After).
+TA_AUTH_THROTTLE = {
+    "login-ip": env_int("TA_LOGIN_FAILURES_PER_IP", 20, minimum=1),
+    "login-account": env_int("TA_LOGIN_FAILURES_PER_ACCOUNT", 5, minimum=1),
+    "token-ip": env_int("TA_TOKEN_FAILURES_PER_IP", 20, minimum=1),
+}
+TA_AUTH_FAILURE_WINDOW_SECONDS = env_int("TA_AUTH_FAILURE_WINDOW_SECONDS", 900, minimum=1)
+TA_AUTH_LOCKOUT_SECONDS = env_int("TA_AUTH_LOCKOUT_SECONDS", 900, minimum=1)
+# Behind a proxy REMOTE_ADDR is the proxy: name the header it sets (e.g. HTTP_X_REAL_IP). Leave
+# empty when clients connect directly, or any client could pick its own address.
+TA_CLIENT_IP_HEADER = env_str("TA_CLIENT_IP_HEADER", "")
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

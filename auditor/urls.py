@@ -7,6 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from auditor.login import ThrottledLoginView
 from auditor.runs import urls as runs_urls
 from auditor.trace_list import urls as trace_list_urls
 from auditor.trace_page import urls as trace_page_urls
@@ -24,7 +25,7 @@ urlpatterns = [
     path("", include("auditor.exports.urls")),
     path("api/", include("traces.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
 ]

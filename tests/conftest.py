@@ -53,6 +53,19 @@ def _media_root(tmp_path_factory):  # type: ignore[no-untyped-def]
     settings.MEDIA_ROOT = old
 
 
+@pytest.fixture(autouse=True)
+def _cache_per_test(settings):  # type: ignore[no-untyped-def]
+    """Each test sees an empty cache: the real backend (Redis in CI) under a key prefix of its
+    own. The cache outlives test databases, so without this a test would read values another
+    run's database produced, and authentication failures of one test would lock out the next."""
+    import uuid
+
+    settings.CACHES = {
+        name: {**conf, "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
+        for name, conf in settings.CACHES.items()
+    }
+
+
 # --- personas ----------------------------------------------------------------------------
 @pytest.fixture
 def alice(django_user_model):  # type: ignore[no-untyped-def]

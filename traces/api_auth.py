@@ -6,6 +6,7 @@ from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from common import throttle
 from traces.models import ProjectToken
 
 
@@ -34,9 +35,17 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'")
+        # Guessing tokens: an address with too many failures is refused before any lookup.
+        by_ip, ip = throttle.policy("token-ip"), throttle.client_ip(request)
+        wait = throttle.retry_after(by_ip, ip)
+        if wait:
+            raise exceptions.Throttled(wait=wait, detail="too many failed token attempts")
         raw = header[1].decode(errors="replace")
         token = ProjectToken.lookup(raw)
         if token is None:
+            locked = throttle.record_failure(by_ip, ip)
+            if locked:
+                raise exceptions.Throttled(wait=locked, detail="too many failed token attempts")
             raise exceptions.AuthenticationFailed("unknown or revoked project token")
         return TokenUser(token), token
 
