@@ -254,7 +254,10 @@ REST_FRAMEWORK = {
         "traces.api_auth.ProjectTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "traces.api_auth.TokenScopePermission",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "traces.api_errors.exception_handler",
     # `?format=` names the trace format of an upload, not DRF's renderer.

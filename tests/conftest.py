@@ -90,9 +90,19 @@ def project(alice):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def token(project):  # type: ignore[no-untyped-def]
+    """A project token with the read scope: the API tests read with it."""
     from traces.models import ProjectToken
 
-    _t, raw = ProjectToken.issue(project=project, name="agent")
+    _t, raw = ProjectToken.issue(project=project, name="agent", scope=ProjectToken.Scope.READ)
+    return raw
+
+
+@pytest.fixture
+def upload_token(project):  # type: ignore[no-untyped-def]
+    """A project token as issued by default: upload only."""
+    from traces.models import ProjectToken
+
+    _t, raw = ProjectToken.issue(project=project, name="uploader")
     return raw
 
 

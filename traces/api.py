@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from traces import selectors
-from traces.models import Project, Upload
+from traces.models import Project, ProjectToken, Upload
 from traces.serializers import (
     EventSerializer,
     TraceSerializer,
@@ -77,6 +77,7 @@ def _target_project(request: Request, name: str | None) -> Project:
 
 class UploadListCreate(APIView):
     parser_classes = [MultiPartParser, FormParser, RawBodyParser]
+    token_scope = ProjectToken.Scope.UPLOAD  # an agent's upload-only token sends and lists
 
     @extend_schema(
         summary="Upload a trace file",
@@ -142,6 +143,8 @@ class UploadListCreate(APIView):
 
 
 class UploadDetail(APIView):
+    token_scope = ProjectToken.Scope.UPLOAD  # the status URL an upload answers with
+
     @extend_schema(summary="Upload status, counts and errors", responses=UploadSerializer)
     def get(self, request: Request, pk: int) -> Response:
         upload = selectors.upload_get(user=request.user, upload_id=pk)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, permissions
 
 from common import throttle
 from traces.models import ProjectToken
 
 
 class TokenUser(AnonymousUser):
-    """The identity behind a project token: may upload to, and read, its one project."""
+    """The identity behind a project token: its one project, within the token's scope
+    (TokenScopePermission)."""
 
     def __init__(self, token: ProjectToken) -> None:
         super().__init__()
@@ -51,6 +52,20 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):  # type: ignore[no-untyped-def]
         return "Bearer"
+
+
+class TokenScopePermission(permissions.BasePermission):
+    """A project token may use a view only if its scope covers the view's `token_scope`. A view
+    that names none needs `read`: a new endpoint is closed to upload-only tokens until it says
+    otherwise. People (sessions) are not concerned: their role is checked by the views."""
+
+    message = "this project token may only upload; ask an owner for a token with the read scope"
+
+    def has_permission(self, request, view):  # type: ignore[no-untyped-def]
+        token = getattr(request.user, "token", None)
+        if not isinstance(token, ProjectToken):
+            return True
+        return token.allows(getattr(view, "token_scope", ProjectToken.Scope.READ))
 
 
 class ProjectTokenScheme(OpenApiAuthenticationExtension):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
@@ -45,7 +46,16 @@ def token_create(request: HttpRequest, pk: int) -> HttpResponse:
     if selectors.role_of(user=request.user, project=project) != "owner":
         raise PermissionDenied("only owners create tokens")
     name = (request.POST.get("name") or "agent").strip()[:100]
-    _token, raw = ProjectToken.issue(project=project, name=name)
+    scope = request.POST.get("scope") or ProjectToken.Scope.UPLOAD
+    days = (request.POST.get("expires_days") or "").strip()
+    if scope not in ProjectToken.Scope.values:
+        messages.error(request, f"unknown token scope {scope!r}")
+        return redirect(project)
+    if days and not (days.isdigit() and 1 <= int(days) <= 3650):
+        messages.error(request, "expiry: a number of days from 1 to 3650, or empty for never")
+        return redirect(project)
+    expires_at = timezone.now() + timedelta(days=int(days)) if days else None
+    _token, raw = ProjectToken.issue(project=project, name=name, scope=scope, expires_at=expires_at)
     # Shown once on the next page, never stored in clear.
     request.session["new_token"] = raw
     return redirect(project)
