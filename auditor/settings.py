@@ -50,6 +50,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication (it needs request.user), before any view middleware reads the body.
+    "auditor.middleware.BodyGateMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -232,6 +234,13 @@ TA_INGEST_BATCH_EVENTS = env_int("TA_INGEST_BATCH_EVENTS", 20_000, minimum=1)
 # Django reads request bodies into memory up to this size; uploads stream to disk beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# The first handler stops a multipart upload at TA_MAX_UPLOAD_BYTES, before the rest is read
+# (a chunked body declares no length to check up front).
+FILE_UPLOAD_HANDLERS = [
+    "traces.upload_handlers.SizeLimitUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- Auth, API ------------------------------------------------------------------------------
 # Failed authentications (common/throttle.py): this many failures within the window lock the

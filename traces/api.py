@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -22,6 +23,7 @@ from traces.serializers import (
     UploadSerializer,
 )
 from traces.services import FORMATS, upload_create, upload_size_check
+from traces.upload_handlers import upload_too_large
 
 RAW_TYPES = (
     "application/x-ndjson",
@@ -51,6 +53,11 @@ def _read_raw_body(request: Request) -> tempfile.SpooledTemporaryFile:
     spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)
     size = 0
     raw = request._request  # the Django request: read the body as a stream, not into memory
+    meta = raw.META
+    if not declared and meta.get("wsgi.input_terminated"):
+        # Chunked (no Content-Length): Django reads no body it has no length for, but the
+        # server (gunicorn) ends wsgi.input at the last chunk. The size check still applies.
+        raw = meta["wsgi.input"]
     while chunk := raw.read(1 << 20):
         size += len(chunk)
         upload_size_check(size)
@@ -107,7 +114,10 @@ class UploadListCreate(APIView):
     def post(self, request: Request) -> Response:
         content_type = (request.content_type or "").split(";")[0].strip().lower()
         if content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
-            form = UploadFormSerializer(data=request.data)
+            data = request.data
+            if upload_too_large(request._request):  # stopped at the limit while streaming
+                upload_size_check(settings.TA_MAX_UPLOAD_BYTES + 1)
+            form = UploadFormSerializer(data=data)
             form.is_valid(raise_exception=True)
             fileobj = form.validated_data["file"]
             filename = fileobj.name

@@ -27,7 +27,15 @@ from traces import importers, search
 from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
-from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
+from traces.reader import (
+    LimitExceeded,
+    Limits,
+    TooLong,
+    format_hint,
+    iter_lines,
+    open_payload,
+    parse_line,
+)
 from traces.store import ChunkedStore
 from traces.validate import validate_event
 
@@ -231,10 +239,12 @@ def upload_process(*, upload_id: int) -> Upload | None:
             stream, _gz = open_payload(raw, limits)
             fmt = upload.format_requested
             if fmt == "auto":
+                head = _head(stream)
                 try:
-                    fmt = importers.detect(_head(stream), upload.filename)
+                    fmt = importers.detect(head, upload.filename)
                 except ValueError as exc:
-                    return _fail(upload, str(exc))
+                    hint = format_hint(head)
+                    return _fail(upload, f"{hint} ({exc})" if hint else str(exc))
             upload.format_detected = fmt
             for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
                 problems = validate_event(event)

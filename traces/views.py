@@ -25,7 +25,14 @@ from common.rendering import render_page_or_fragment
 from traces import selectors
 from traces.links import page_url
 from traces.models import ProjectToken, Upload
-from traces.services import FORMATS, UploadRejected, upload_create, upload_retry
+from traces.services import (
+    FORMATS,
+    UploadRejected,
+    upload_create,
+    upload_retry,
+    upload_size_check,
+)
+from traces.upload_handlers import upload_too_large
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "trace-v1.schema.json"
 EXAMPLES_PATH = Path(__file__).resolve().parent / "schema" / "examples"
@@ -86,7 +93,12 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         fileobj = request.FILES.get("file")
         fmt = request.POST.get("format", "auto")
-        if fileobj is None:
+        if upload_too_large(request):  # the upload handler stopped reading at the limit
+            try:
+                upload_size_check(settings.TA_MAX_UPLOAD_BYTES + 1)
+            except UploadRejected as exc:
+                error = str(exc)
+        elif fileobj is None:
             error = "choose a file to upload"
         else:
             try:
