@@ -126,9 +126,12 @@ class _GzipGuard(io.RawIOBase):
 
 def open_payload(raw: BinaryIO, limits: Limits) -> tuple[BinaryIO, bool]:
     """The decompressed byte stream of an upload and whether it was gzip (sniffed by magic)."""
-    head = raw.read(2)
+    head = raw.read(4)
     raw.seek(0)
-    if head == GZIP_MAGIC:
+    if head == ZIP_MAGIC:
+        # Whatever the format named: a stored (uncompressed) member would otherwise half-parse.
+        raise LimitExceeded(format_hint(head))
+    if head[:2] == GZIP_MAGIC:
         return io.BufferedReader(_GzipGuard(raw, limits), buffer_size=_READ_CHUNK), True
     return raw, False
 
