@@ -31,15 +31,17 @@ class PermissionsPolicyMiddleware:
 
 # Multipart framing around the file (boundaries, part headers, the other fields).
 MULTIPART_SLACK = 1024 * 1024
+# An anonymous multipart body this small is a form (a log-in), not an upload: let it through.
+ANONYMOUS_MULTIPART_BYTES = 64 * 1024
 
 
 class BodyGateMiddleware:
     """Decides on a request body before a byte of it is read (issue 18, point 5).
 
     - A declared length over the upload limit: 413, whoever asks.
-    - A multipart body, a body over DATA_UPLOAD_MAX_MEMORY_SIZE, or one of no declared length
-      (chunked), from a client with neither a session nor an Authorization header: refused
-      (401 for the API, the login page for the rest). Without this the CSRF check read — and
+    - A multipart body over 64 KiB, a body over DATA_UPLOAD_MAX_MEMORY_SIZE, or one of no
+      declared length (chunked), from a client with neither a session nor an Authorization
+      header: refused (401 for the API, the login page for the rest). Without this the CSRF check read — and
       Django spooled to disk — the whole body before login_required redirected.
 
     It runs before any view middleware (CSRF reads the body in process_view). A bearer token is
@@ -65,10 +67,10 @@ class BodyGateMiddleware:
                 f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)"
             )
             return _answer(request, 413, message)
+        multipart = request.content_type == "multipart/form-data"
         bodied = (
-            request.content_type == "multipart/form-data"
-            or length is None
-            and bool(request.META.get("HTTP_TRANSFER_ENCODING"))
+            (length is None and bool(request.META.get("HTTP_TRANSFER_ENCODING")))
+            or (multipart and (length or 0) > ANONYMOUS_MULTIPART_BYTES)
             or (length or 0) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         )
         if not bodied or "HTTP_AUTHORIZATION" in request.META:

@@ -3,6 +3,7 @@ include: two includes may not share a namespace, Django check urls.W005); annota
 have their own."""
 
 from django.contrib import admin
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
@@ -27,5 +28,20 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # The admin's log-in, with the same failure limits (it is the most valuable account).
+    path(
+        "admin/login/",
+        ThrottledLoginView.as_view(
+            authentication_form=AdminAuthenticationForm,
+            template_name="admin/login.html",
+            extra_context={
+                "site_header": admin.site.site_header,
+                "site_title": admin.site.site_title,
+                "title": "Log in",
+                "app_path": "/admin/login/",
+            },
+        ),
+        name="admin-login",
+    ),
     path("admin/", admin.site.urls),
 ]

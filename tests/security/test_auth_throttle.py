@@ -71,3 +71,34 @@ def test_counts_are_in_the_shared_cache_not_the_process(limits, settings):
     """gunicorn runs several processes: the counts must live outside any one of them."""
     backend = settings.CACHES["default"]["BACKEND"]
     assert backend.endswith(("RedisCache", "FileBasedCache", "DatabaseCache")), backend
+
+
+def test_admin_login_has_the_same_limits(client, alice, limits):
+    alice.is_staff = alice.is_superuser = True
+    alice.save()
+    for _ in range(2):
+        r = client.post(
+            "/admin/login/", {"username": "alice", "password": "no"}, REMOTE_ADDR="10.3.3.3"
+        )
+        assert r.status_code == 200
+    r = client.post(
+        "/admin/login/", {"username": "alice", "password": "no"}, REMOTE_ADDR="10.3.3.3"
+    )
+    assert r.status_code == 429 and "Retry-After" in r
+    r = client.post(
+        "/admin/login/", {"username": "alice", "password": "alice-pw"}, REMOTE_ADDR="10.3.3.4"
+    )
+    assert r.status_code == 429  # the account is locked
+
+
+def test_admin_login_still_logs_in_staff(client, alice, limits):
+    alice.is_staff = alice.is_superuser = True
+    alice.save()
+    page = client.get("/admin/login/")
+    assert page.status_code == 200 and b'action="/admin/login/"' in page.content
+    r = client.post(
+        "/admin/login/?next=/admin/",
+        {"username": "alice", "password": "alice-pw", "next": "/admin/"},
+    )
+    assert r.status_code == 302 and r["Location"] == "/admin/"
+    assert client.get("/admin/").status_code == 200

@@ -88,3 +88,32 @@ def test_permissions_policy_header(client):
     r = client.get("/accounts/login/")
     pp = r["Permissions-Policy"]
     assert "camera=()" in pp and "microphone=()" in pp and "geolocation=()" in pp
+
+
+def test_anonymous_upload_body_is_refused_unread(client, project):
+    """The body is a stream that fails when read: the refusal must come first."""
+
+    class Unreadable:
+        def read(self, *a):  # type: ignore[no-untyped-def]
+            raise AssertionError("the body was read")
+
+        readline = read
+
+    r = client.generic(
+        "POST",
+        f"/projects/{project.pk}/upload/",
+        b"",
+        content_type="multipart/form-data; boundary=xyz",
+        CONTENT_LENGTH=str(300 * 1024 * 1024),
+        **{"wsgi.input": Unreadable()},
+    )
+    assert r.status_code == 302 and "/accounts/login/" in r["Location"]
+    r = client.generic(
+        "POST",
+        "/api/uploads/",
+        b"",
+        content_type="application/x-ndjson",
+        CONTENT_LENGTH=str(300 * 1024 * 1024),
+        **{"wsgi.input": Unreadable()},
+    )
+    assert r.status_code == 401
