@@ -41,8 +41,9 @@ class BodyGateMiddleware:
     - A declared length over the upload limit: 413, whoever asks.
     - A multipart body over 64 KiB, a body over DATA_UPLOAD_MAX_MEMORY_SIZE, or one of no
       declared length (chunked), from a client with neither a session nor an Authorization
-      header: refused (401 for the API, the login page for the rest). Without this the CSRF check read — and
-      Django spooled to disk — the whole body before login_required redirected.
+      header: refused (401 for the API, the login page for the rest). Without this the CSRF
+      check read — and Django spooled to disk — the whole body before login_required
+      redirected.
 
     It runs before any view middleware (CSRF reads the body in process_view). A bearer token is
     checked by the API before it parses the body; a bad one is a 401 there, body unread.
