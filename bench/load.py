@@ -9,7 +9,8 @@ and in request count; reports p50/p95 latency per kind and the error count (targ
 It starts gunicorn (127.0.0.1 only, docker/gunicorn.conf.py) and one Celery worker, creates a
 project with a token, annotator accounts and an audit run with an annotation queue (k = the
 number of annotators), then runs the clients as threads: an uploader POSTs small unique JSONL
-files to /api/uploads/ with the token; an annotator GETs its next item and POSTs a verdict, as the browser form does.
+files to /api/uploads/ with the token; an annotator GETs its next item and POSTs a verdict, as
+the browser form does.
 """
 
 from __future__ import annotations
