@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('traces', '0005_event_search'),
+        ("traces", "0005_event_search"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='project',
-            name='execute_code_candidates',
-            field=models.BooleanField(default=False, help_text='run code candidates against their hidden tests in a sandbox (executes uploaded code, in workers only)'),
+            model_name="project",
+            name="execute_code_candidates",
+            field=models.BooleanField(
+                default=False,
+                help_text="run code candidates against their hidden tests in a sandbox (executes uploaded code, in workers only)",
+            ),
         ),
     ]
