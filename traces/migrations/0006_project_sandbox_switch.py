@@ -14,7 +14,8 @@ class Migration(migrations.Migration):
             name="execute_code_candidates",
             field=models.BooleanField(
                 default=False,
-                help_text="run code candidates against their hidden tests in a sandbox (executes uploaded code, in workers only)",
+                help_text="run code candidates against their hidden tests in a sandbox "
+                "(executes uploaded code, in workers only)",
             ),
         ),
     ]
