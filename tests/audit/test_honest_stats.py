@@ -42,8 +42,15 @@ def _results(run, traces):  # type: ignore[no-untyped-def]
             rec = {"not_applicable": NA_REASON}
         rows.append(
             AuditResult(
-                run=run, trace=t, policy="checklist", applied=i >= 6, actor_success=a,
-                guarded_success=g, transition=tr, continuation=cont, record=rec,
+                run=run,
+                trace=t,
+                policy="checklist",
+                applied=i >= 6,
+                actor_success=a,
+                guarded_success=g,
+                transition=tr,
+                continuation=cont,
+                record=rec,
             )  # fmt: skip
         )
     AuditResult.objects.bulk_create(rows)
@@ -158,3 +165,17 @@ def test_an_outcome_queue_holds_every_unknown_outcome(hidden_harms):
     assert {i.result_id for i in items} == unknown and len(unknown) == 4
     assert all(i.payload["needs"] == "guarded outcome" for i in items)
     assert all(i.payload["reason"] == "replacement reply not labelled" for i in items)
+
+
+def test_the_traces_list_filters_not_applicable_apart_from_same(
+    client, alice, project, hidden_harms
+):
+    run, _ = hidden_harms
+    client.force_login(alice)
+    url = reverse("auditor:trace-list", args=[project.pk])
+    na = client.get(url, {"run": run.pk, "policy": "checklist", "transition": "not_applicable"})
+    same = client.get(url, {"run": run.pk, "policy": "checklist", "transition": "same"})
+    assert na.status_code == same.status_code == 200
+    na_ids = set(re.findall(r">(h\d+)<", na.content.decode()))
+    same_ids = set(re.findall(r">(h\d+)<", same.content.decode()))
+    assert na_ids == {"h10", "h11"} and same_ids == {f"h{i}" for i in range(6)}
