@@ -179,3 +179,26 @@ def test_the_traces_list_filters_not_applicable_apart_from_same(
     na_ids = set(re.findall(r">(h\d+)<", na.content.decode()))
     same_ids = set(re.findall(r">(h\d+)<", same.content.decode()))
     assert na_ids == {"h10", "h11"} and same_ids == {f"h{i}" for i in range(6)}
+
+
+@pytest.mark.parametrize(
+    ("delta", "ci", "colour"),
+    [
+        (0.3, [-0.1, 0.5], "nonsig"),  # a positive Δ whose interval holds 0 is not green
+        (0.3, [0.1, 0.5], "sig-pos"),
+        (-0.05, [-0.2, -0.01], "sig-neg"),  # a small Δ whose interval excludes 0 is red
+        (0.0, None, "none"),
+    ],
+)
+def test_delta_is_coloured_by_its_interval_not_its_sign(delta, ci, colour):
+    o = {"delta_known": delta, "ci": ci, "ci_kind": "known_pairs", "n_unknown": 0}
+    assert delta_display(o)["significance"] == colour
+
+
+def test_the_run_page_colours_by_the_interval(client, alice, hidden_harms):
+    run, _ = hidden_harms
+    client.force_login(alice)
+    body = client.get(reverse("auditor:run", args=[run.pk])).content.decode()
+    d = delta_display(run.summary["checklist"]["overall"])
+    assert f'data-significance="{d["significance"]}"' in body
+    assert d["significance"] != "none"
