@@ -202,3 +202,42 @@ def test_the_run_page_colours_by_the_interval(client, alice, hidden_harms):
     d = delta_display(run.summary["checklist"]["overall"])
     assert f'data-significance="{d["significance"]}"' in body
     assert d["significance"] != "none"
+
+
+def test_a_verdict_on_an_unknown_actor_outcome_sets_the_actor_side(client, project, alice):
+    """The queue asks for the actor's outcome where only it is unknown; the verdict settles
+    the actor's side (the guarded one stays the machine's) and undo restores both."""
+    from auditor.annotation.services import item_claim, verdict_submit, verdict_undo
+
+    up = Upload.objects.create(
+        project=project, filename="a.jsonl", size=1, content_hash="a", source="cli",
+        status=Upload.Status.DONE,
+    )  # fmt: skip
+    t = Trace.objects.create(project=project, upload=up, external_id="a0")
+    run = AuditRun.objects.create(
+        project=project, policies=["vrr"], status=AuditRun.Status.DONE, traces_total=1,
+        traces_done=1,
+    )  # fmt: skip
+    AuditItem.objects.create(run=run, trace=t, status=AuditItem.Status.DONE)
+    result = AuditResult.objects.create(
+        run=run, trace=t, policy="vrr", applied=True, actor_success=None, guarded_success=True,
+        transition="unknown", continuation="replaced", record={},
+    )  # fmt: skip
+    queue = queue_create(run=run, name="q", kinds=["outcome"], k=1)
+    [item] = AnnotationItem.objects.filter(queue=queue)
+    assert item.payload["needs"] == "actor outcome"
+    client.force_login(alice)
+    page = client.get(reverse("annotate:next", args=[queue.pk])).content.decode()
+    assert 'data-needs="actor"' in page  # the page says which trajectory is asked about
+    claimed = item_claim(queue=queue, user=alice)
+    assert claimed is not None and claimed.pk == item.pk
+    verdict = verdict_submit(item_id=item.pk, user=alice, label="failure")
+    result.refresh_from_db()
+    assert (result.actor_success, result.guarded_success, result.transition) == (
+        False, True, "rescue",
+    )  # fmt: skip
+    verdict_undo(verdict_id=verdict.pk, user=alice)
+    result.refresh_from_db()
+    assert (result.actor_success, result.guarded_success, result.transition) == (
+        None, True, "unknown",
+    )  # fmt: skip
