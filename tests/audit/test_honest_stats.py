@@ -179,6 +179,7 @@ def test_the_traces_list_filters_not_applicable_apart_from_same(
     na_ids = set(re.findall(r">(h\d+)<", na.content.decode()))
     same_ids = set(re.findall(r">(h\d+)<", same.content.decode()))
     assert na_ids == {"h10", "h11"} and same_ids == {f"h{i}" for i in range(6)}
+    assert f"checklist: not_applicable ({NA_REASON})" in na.content.decode()  # the reason
 
 
 @pytest.mark.parametrize(
