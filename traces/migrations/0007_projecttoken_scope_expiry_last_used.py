@@ -11,7 +11,7 @@ SCOPES = [("upload", "upload only"), ("read", "upload and read")]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("traces", "0005_event_search"),
+        ("traces", "0006_project_sandbox_switch"),
     ]
 
     operations = [
