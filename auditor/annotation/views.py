@@ -152,6 +152,9 @@ def _annotate_context(
     ctx["item"] = item
     ctx["error"] = error
     ctx["can_undo"] = bool(request.session.get(_undo_key(queue)))
+    # Pair verdicts are stored de-blinded (actor / twin): per-label counts beside the item would
+    # tell an annotator which side their last choice was. The annotate page hides them.
+    ctx["blind"] = True
     if item is not None:
         ctx["schema"] = schema.schema_for(queue, item.kind)
         ctx["show"] = display.item_display(item)
