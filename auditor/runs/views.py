@@ -25,6 +25,7 @@ from auditor.runs.services import (
 from common.rendering import render_page_or_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
+from traces.models import Upload
 
 
 def _list_url(project_id: int, **params: object) -> str:
@@ -71,7 +72,7 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
                 }
             )
     for u in attention["unknown"]:
-        u["url"] = _list_url(project.pk, run=latest.pk, policy=u["policy"], transition="unknown")
+        u["url"] = _list_url(project.pk, run=u["run"].pk, policy=u["policy"], transition="unknown")
     ctx = {
         "project": project,
         "role": role,
@@ -175,12 +176,27 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     return render(request, "auditor/run_compare.html", ctx, status=400 if error else 200)
 
 
+def _upload_of(request: HttpRequest, project) -> Upload | None:  # type: ignore[no-untyped-def]
+    raw = request.POST.get("upload") or request.GET.get("upload")
+    if not raw:
+        return None
+    if not str(raw).isdigit():
+        raise Http404("no such upload")
+    # Another project's upload is as unknown here as a missing one.
+    upload = project.uploads.filter(pk=int(raw), status=Upload.Status.DONE).first()
+    if upload is None:
+        raise Http404("no such finished upload in this project")
+    return upload
+
+
 @login_required
 def run_new(request: HttpRequest, pk: int) -> HttpResponse:
     project = trace_selectors.project_get(user=request.user, project_id=pk)
     if not trace_selectors.can_write(user=request.user, project=project):
         raise PermissionDenied("viewers cannot start audits")
     error = None
+    # "Audit these N traces" from an upload's page: the run is narrowed to that upload.
+    upload = _upload_of(request, project)
     if request.method == "POST":
         try:
             run = audit_run_create(
@@ -189,6 +205,7 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
                 judge=request.POST.get("judge", "heuristic"),
                 environment=request.POST.get("environment", "auto"),
                 label=request.POST.get("label", ""),
+                trace_filter={"upload": upload.pk} if upload is not None else None,
                 user=request.user,
             )
         except AuditRejected as exc:
@@ -204,6 +221,14 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
             "judges": JUDGES,
             "environments": ENVIRONMENTS,
             "error": error,
+            "upload": upload,
+            "upload_traces": (
+                trace_selectors.trace_list(user=request.user, project=project)
+                .filter(upload=upload)
+                .count()
+                if upload is not None
+                else None
+            ),
         },
         status=400 if error else 200,
     )
