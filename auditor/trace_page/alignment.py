@@ -121,19 +121,31 @@ class Cell:
     detail: str  # pretty JSON, only for rows that differ
 
 
+# What a missing side says, by the row's kind. A guarded-only row is a step the guard added:
+# the actor never took it (nothing was "dropped"); an actor-only row is a step the guarded
+# trajectory does not have (dropped, or never reached when the replay stopped).
+GAPS = {
+    "actor": ("", "— not in the guarded trajectory —"),
+    "guarded": ("— not taken by the actor (added by the guard) —", ""),
+}
+
+
 @dataclass
 class Row:
     kind: str
     actor: Cell | None
     guarded: Cell | None
+    step: int = 0  # 1-based position in the alignment: the number shown and "divergence at"
 
     @property
-    def cells(self) -> tuple[tuple[Cell | None, str], tuple[Cell | None, str]]:
-        """Both sides with what to say when one is missing (one template loop, no includes:
-        the template engine's per-include cost dominates a long side-by-side)."""
+    def cells(self) -> tuple[tuple[Cell | None, str, str], tuple[Cell | None, str, str]]:
+        """Both sides (cell, what to say when it is missing, side label for narrow screens)
+        — one template loop, no includes: the template engine's per-include cost dominates a
+        long side-by-side."""
+        actor_gap, guarded_gap = GAPS.get(self.kind, ("", ""))
         return (
-            (self.actor, "— dropped by the guard —"),
-            (self.guarded, "— not in the guarded trajectory —"),
+            (self.actor, actor_gap, "Actor"),
+            (self.guarded, guarded_gap, "Guarded"),
         )
 
 
@@ -158,12 +170,13 @@ def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
     )
 
 
-def _row(step: Step) -> Row:
+def _row(step: Step, number: int) -> Row:
     detail = step.kind != "same"
     return Row(
         kind=step.kind,
         actor=_cell(step.actor, step.actor_index, detail),
         guarded=_cell(step.guarded, step.guarded_index, detail),
+        step=number,
     )
 
 
@@ -203,12 +216,16 @@ def side_by_side(
     if len(rest) - tail_start > 3 and tail_start > 0:
         rest, tail = rest[:tail_start], rest[tail_start:]
     shown_tail = tail[: max(0, limit - len(rest))]
+    # Step numbers are positions in the whole alignment (1-based), so the numbers on the rows,
+    # "N identical steps" and "divergence at step N" all count the same thing.
+    first_shown = len(prefix) - len(shown) + 1
+    tail_first = cut + len(rest) + 1
     return SideBySide(
         alignment=al,
         hidden_prefix=len(prefix) - len(shown),
-        prefix_rows=[_row(s) for s in shown],
-        rows=[_row(s) for s in rest[:limit]],
-        tail_rows=[_row(s) for s in shown_tail],
+        prefix_rows=[_row(s, first_shown + k) for k, s in enumerate(shown)],
+        rows=[_row(s, cut + 1 + k) for k, s in enumerate(rest[:limit])],
+        tail_rows=[_row(s, tail_first + k) for k, s in enumerate(shown_tail)],
         more=max(0, len(rest) - limit) + len(tail) - len(shown_tail),
     )
 
