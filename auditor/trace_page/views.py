@@ -21,6 +21,7 @@ from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.events import event_view
 from auditor.trace_page.text import pretty
+from auditor.trace_page.turns import group_by_turn
 from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
 from traces import selectors as trace_selectors
 from traces.models import Event, Trace
@@ -45,10 +46,16 @@ def _event_window(trace: Trace, after_seq: int | None) -> tuple[list[dict[str, A
     more = len(rows) > WINDOW
     rows = rows[:WINDOW]
     events = [
-        {"view": event_view(r["payload"], r["seq"]), "line": r["line"], "seq": r["seq"]}
+        {
+            "view": event_view(r["payload"], r["seq"]),
+            "line": r["line"],
+            "seq": r["seq"],
+            "turn": r["payload"].get("turn") if isinstance(r["payload"], dict) else None,
+            "role": r["payload"].get("role") if isinstance(r["payload"], dict) else None,
+        }
         for r in rows
     ]
-    return events, (rows[-1]["seq"] if more else None)
+    return group_by_turn(events), (rows[-1]["seq"] if more else None)
 
 
 def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
