@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
 from auditor.runs.models import AuditRun
+from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.runs.selectors import TRANSITIONS, latest_run
 from auditor.trace_list import selectors
 from common.rendering import render_page_or_fragment, wants_fragment
@@ -64,11 +65,23 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     count, more = selectors.count_capped(qs)
     badges = selectors.result_badges(run=run, trace_ids=[t.pk for t in page["rows"]]) if run else {}
     partial = wants_fragment(request)
+    audited = audited_outcomes(run_id=run.pk, trace_ids=[t.pk for t in page["rows"]]) if run else {}
     ctx = {
         "project": project,
         "f": f,
         "run": run,
-        "rows": [{"trace": t, "badges": badges.get(t.pk, [])} for t in page["rows"]],
+        "rows": [
+            {
+                "trace": t,
+                "badges": badges.get(t.pk, []),
+                "outcome": shown_outcome(
+                    recorded=t.outcome_success,
+                    audited=audited.get(t.pk),
+                    run_id=run.pk if run else None,
+                ),
+            }
+            for t in page["rows"]
+        ],
         "count": count,
         "count_more": more,
         "filtered": any(v for k, v in f.items() if k != "run"),

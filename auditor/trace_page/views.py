@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.events import event_view
@@ -140,6 +141,11 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
     ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
     ctx.update(_audit_context(request, trace))
+    run = ctx.get("run")
+    audited = audited_outcomes(run_id=run.pk, trace_ids=[trace.pk]).get(trace.pk) if run else None
+    ctx["outcome"] = shown_outcome(
+        recorded=trace.outcome_success, audited=audited, run_id=run.pk if run else None
+    )
     if not wants_fragment(request):  # a policy or run tab changes only the audit part
         after_seq = _int_param(request, "after_seq")
         events, next_seq = _event_window(trace, after_seq)
