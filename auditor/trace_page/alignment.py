@@ -135,7 +135,7 @@ class Row:
     kind: str
     actor: Cell | None
     guarded: Cell | None
-    step: int = 0  # 1-based position in the alignment: the number shown and "divergence at"
+    step: int = 0  # position in the alignment from 0: the number shown and "divergence at"
 
     @property
     def cells(self) -> tuple[tuple[Cell | None, str, str], tuple[Cell | None, str, str]]:
@@ -216,15 +216,16 @@ def side_by_side(
     if len(rest) - tail_start > 3 and tail_start > 0:
         rest, tail = rest[:tail_start], rest[tail_start:]
     shown_tail = tail[: max(0, limit - len(rest))]
-    # Step numbers are positions in the whole alignment (1-based), so the numbers on the rows,
-    # "N identical steps" and "divergence at step N" all count the same thing.
-    first_shown = len(prefix) - len(shown) + 1
-    tail_first = cut + len(rest) + 1
+    # Step numbers are positions in the whole alignment, counted from 0 like the timeline's
+    # event numbers: through the identical prefix step N is event #N, so "divergence at step N",
+    # the row numbered N, the timeline's #N and the panels' "Event N" all name the same step.
+    first_shown = len(prefix) - len(shown)
+    tail_first = cut + len(rest)
     return SideBySide(
         alignment=al,
         hidden_prefix=len(prefix) - len(shown),
         prefix_rows=[_row(s, first_shown + k) for k, s in enumerate(shown)],
-        rows=[_row(s, cut + 1 + k) for k, s in enumerate(rest[:limit])],
+        rows=[_row(s, cut + k) for k, s in enumerate(rest[:limit])],
         tail_rows=[_row(s, tail_first + k) for k, s in enumerate(shown_tail)],
         more=max(0, len(rest) - limit) + len(tail) - len(shown_tail),
     )

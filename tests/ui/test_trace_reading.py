@@ -24,12 +24,14 @@ def test_step_numbers_agree_with_divergence_and_counts():
     actor = [call(f"s{i}") for i in range(20)]
     guarded = actor[:10] + [call("twin"), call("extra")] + actor[11:13]
     sbs = side_by_side(actor, guarded, prefix_window=4)
-    # 10 identical steps, the divergence is step 11, and the first row after it says 11
+    # 10 identical steps (0-9, as the timeline numbers events); the divergence is step 10,
+    # and the first row after the mark says 10
     assert sbs.prefix == 10
-    assert sbs.rows[0].step == 11
-    assert [r.step for r in sbs.prefix_rows] == [7, 8, 9, 10]
+    assert sbs.rows[0].step == 10 and sbs.rows[0].actor.index == 10
+    assert [r.step for r in sbs.prefix_rows] == [6, 7, 8, 9]
+    assert all(r.step == r.actor.index for r in sbs.prefix_rows)
     steps = [r.step for r in sbs.rows + sbs.tail_rows]
-    assert steps == list(range(11, 11 + len(steps)))
+    assert steps == list(range(10, 10 + len(steps)))
 
 
 def test_gap_labels_match_the_row_kind():
