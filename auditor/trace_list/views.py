@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
+from auditor.annotation.models import AnnotationQueue
 from auditor.runs.models import AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.runs.selectors import TRANSITIONS, latest_run
@@ -104,6 +105,12 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         "count_more": more,
         "filtered": any(v for k, v in f.items() if k not in ("run", "sort")),
         "sorts": _sort_links(state, f["sort"]),
+        # Owners may add checked rows to an annotation queue of the run (a finished one).
+        "can_queue": run is not None
+        and run.status == AuditRun.Status.DONE
+        and trace_selectors.role_of(user=request.user, project=project) == "owner",
+        "queues": list(AnnotationQueue.objects.filter(run=run).order_by("-id")) if run else [],
+        "here": request.get_full_path(),
         "next_url": f"?{urlencode({**state, 'after': page['next_after']})}"
         if page["next_after"]
         else None,

@@ -141,6 +141,8 @@ def pages(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untype
         ("post", f"/projects/{p}/members/{mv}/role/", {**owner_only, "owner": 302}),
         # Removing the only owner is refused (the owner is sent back with the reason).
         ("post", f"/projects/{p}/members/{mo}/remove/", {**owner_only, "owner": 302}),
+        # Checked list rows into a queue: nothing checked is refused, back to the run (302).
+        ("post", f"/audits/{r}/queues/add/", {**owner_only, "owner": 302}),
         ("post", f"/projects/{p}/tokens/", {**owner_only, "owner": 302}),
         ("post", f"/projects/{p}/tokens/{w['token'].pk}/revoke/", {**owner_only, "owner": 302}),
         ("post", f"/uploads/{u}/retry/", {**write, "owner": 302, "annotator": 302}),
