@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
-from auditor.annotation.models import AnnotationQueue
 from auditor.runs.models import AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.runs.selectors import TRANSITIONS, latest_run
@@ -109,7 +108,9 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         "can_queue": run is not None
         and run.status == AuditRun.Status.DONE
         and trace_selectors.role_of(user=request.user, project=project) == "owner",
-        "queues": list(AnnotationQueue.objects.filter(run=run).order_by("-id")) if run else [],
+        # The run's queues through the reverse relation: trace_list does not import annotation
+        # (its sibling in the layers of pyproject.toml).
+        "queues": list(run.queues.order_by("-id")) if run else [],  # type: ignore[attr-defined]
         "here": request.get_full_path(),
         "next_url": f"?{urlencode({**state, 'after': page['next_after']})}"
         if page["next_after"]
