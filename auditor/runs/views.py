@@ -168,10 +168,17 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             policy_rows=rows,
             differing=diff,
         )
-    if project is not None:
-        ctx["choices"] = list(AuditRun.objects.filter(project=project).order_by("-id")[:100])
-    else:
-        ctx["choices"] = list(visible.order_by("-id")[:100])
+    if project is None:
+        # No run chosen yet: the picker offers one project's runs only (?project=, else the
+        # project of the newest run the user sees) — runs of two projects cannot be compared.
+        pid = request.GET.get("project", "")
+        scope = visible.filter(project_id=int(pid)) if pid.isdigit() and len(pid) < 19 else visible
+        newest = scope.order_by("-id").first()
+        project = newest.project if newest is not None else None
+        ctx["project"] = project
+    ctx["choices"] = (
+        list(AuditRun.objects.filter(project=project).order_by("-id")[:100]) if project else []
+    )
     ctx["error"] = error
     return render(request, "auditor/run_compare.html", ctx, status=400 if error else 200)
 

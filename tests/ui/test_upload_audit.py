@@ -112,3 +112,16 @@ def test_attention_covers_every_run_not_only_the_latest(client, alice, project):
     assert f"in run #{older.pk}" in body and f"in run #{latest.pk}" in body
     assert f"Run #{failed.pk}</a> failed" in body and "worker lost" in body
     assert "dead.jsonl</a> failed" in body
+
+
+def test_compare_picker_offers_one_projects_runs(client, alice, project, charlie):
+    beta = Project.objects.create(name="beta")
+    Membership.objects.create(project=beta, user=alice, role="viewer")
+    mine = AuditRun.objects.create(project=project, policies=["checklist"], status="done")
+    theirs = AuditRun.objects.create(project=beta, policies=["checklist"], status="done")
+    client.force_login(alice)
+    url = reverse("auditor:run-compare")
+    newest = client.get(url).context["choices"]
+    assert [r.pk for r in newest] == [theirs.pk]  # the newest run's project only
+    assert [r.pk for r in client.get(url, {"project": project.pk}).context["choices"]] == [mine.pk]
+    assert [r.pk for r in client.get(url, {"a": mine.pk}).context["choices"]] == [mine.pk]
