@@ -137,6 +137,7 @@ class Cell:
     summary: str
     guarded_mark: str  # the replay's own marks (twin, executed), from the event's meta
     detail: str  # pretty JSON, only for rows that differ
+    seq: int | None = None  # the recorded event's seq, for a link to its page
 
 
 # What a missing side says, by the row's kind. A guarded-only row is a step the guard added:
@@ -185,15 +186,18 @@ def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
         summary=step_summary(ev),
         guarded_mark="; ".join(visible(m) for m in marks),
         detail=pretty(ev) if detail else "",
+        seq=ev.get("seq") if isinstance(ev, Mapping) and type(ev.get("seq")) is int else None,
     )
 
 
 def _row(step: Step, number: int) -> Row:
-    detail = step.kind != "same"
+    # JSON where it shows a difference: both sides of a changed step, the guard's own steps.
+    # An actor-only step is a recorded event with a page of its own (linked instead): its
+    # pretty JSON was most of a 5,000-event page's side-by-side time.
     return Row(
         kind=step.kind,
-        actor=_cell(step.actor, step.actor_index, detail),
-        guarded=_cell(step.guarded, step.guarded_index, detail),
+        actor=_cell(step.actor, step.actor_index, step.kind == "changed"),
+        guarded=_cell(step.guarded, step.guarded_index, step.kind in ("changed", "guarded")),
         step=number,
     )
 
