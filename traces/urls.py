@@ -19,6 +19,7 @@ urlpatterns = [
         name="member-remove",
     ),
     path("projects/<int:pk>/tokens/", views.token_create, name="token-create"),
+    path("projects/<int:pk>/sandbox/", views.project_sandbox, name="project-sandbox"),
     path(
         "projects/<int:pk>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"
     ),

@@ -191,7 +191,9 @@ def item_display(item: AnnotationItem, *, blind: bool = True) -> dict[str, Any]:
     p = item.payload or {}
     out: dict[str, Any] = {"kind": item.kind}
     if item.kind == "outcome":
-        traj = item.result.guarded_trajectory
+        out["needs"] = p.get("needs") or "guarded outcome"
+        # an item about the actor's outcome shows the recorded trajectory, not the guarded one
+        traj = item.result.guarded_trajectory if out["needs"] != "actor outcome" else None
         if traj:
             out.update(_context(list(traj)))
         else:
