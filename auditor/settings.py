@@ -62,6 +62,7 @@ TRACES_PAGES = {
     "project": "auditor:project",
     "trace": "auditor:trace",
     "trace-list": "auditor:trace-list",
+    "audit-new": "auditor:run-new",
 }
 WSGI_APPLICATION = "auditor.wsgi.application"
 

@@ -138,6 +138,19 @@ class Upload(Job):
     def get_absolute_url(self) -> str:
         return reverse("traces:upload", args=[self.pk])
 
+    @property
+    def shown_status(self) -> str:
+        """The status a person reads: a finished upload that rejected traces or lines is "done
+        with errors", never a green "done" (3 of 4 traces rejected is not a success). The job
+        status stays "done": the lifecycle is finished either way."""
+        if self.status == self.Status.DONE and (self.traces_rejected or self.error_count):
+            return "done with errors"
+        return self.status
+
+    @property
+    def needs_attention(self) -> bool:
+        return self.status == self.Status.FAILED or self.shown_status == "done with errors"
+
 
 class Trace(models.Model):
     """One agent trace. Visible only once its upload is done (see selectors)."""

@@ -151,9 +151,19 @@ def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "project": upload.project,
             "can_upload": selectors.can_write(user=request.user, project=upload.project),
             "traces_url": page_url("trace-list", upload.project_id),
+            "audit_url": _audit_url(upload),
         },
         fragment="#status",
     )
+
+
+def _audit_url(upload: Upload) -> str | None:
+    """ "Audit these traces": the audit form narrowed to this upload. The audit form is served
+    by auditor and named in TRACES_PAGES (traces reverses no auditor name itself)."""
+    name = (getattr(settings, "TRACES_PAGES", None) or {}).get("audit-new")
+    if not name:
+        return None
+    return reverse(name, args=[upload.project_id]) + f"?upload={upload.pk}"
 
 
 @login_required

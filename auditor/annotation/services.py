@@ -79,8 +79,12 @@ def queue_create(
     return queue
 
 
-def _candidate_items(queue: AnnotationQueue) -> Iterable[AnnotationItem]:
+def _candidate_items(
+    queue: AnnotationQueue, trace_ids: Iterable[int] | None = None
+) -> Iterable[AnnotationItem]:
     results = AuditResult.objects.filter(run=queue.run).order_by("trace_id", "policy")
+    if trace_ids is not None:  # traces chosen on the list (auditor.annotation.bulk)
+        results = results.filter(trace_id__in=list(trace_ids))
     by_filter = queue.source == AnnotationQueue.Source.FILTER
     if by_filter:
         flt = queue.result_filter

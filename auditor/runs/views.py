@@ -26,6 +26,7 @@ from auditor.runs.stats_display import delta_display
 from common.rendering import render_page_or_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
+from traces.models import Upload
 
 
 def _list_url(project_id: int, **params: object) -> str:
@@ -72,7 +73,7 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
                 }
             )
     for u in attention["unknown"]:
-        u["url"] = _list_url(project.pk, run=latest.pk, policy=u["policy"], transition="unknown")
+        u["url"] = _list_url(project.pk, run=u["run"].pk, policy=u["policy"], transition="unknown")
     ctx = {
         "project": project,
         "role": role,
@@ -175,12 +176,32 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             policy_rows=rows,
             differing=diff,
         )
-    if project is not None:
-        ctx["choices"] = list(AuditRun.objects.filter(project=project).order_by("-id")[:100])
-    else:
-        ctx["choices"] = list(visible.order_by("-id")[:100])
+    if project is None:
+        # No run chosen yet: the picker offers one project's runs only (?project=, else the
+        # project of the newest run the user sees) — runs of two projects cannot be compared.
+        pid = request.GET.get("project", "")
+        scope = visible.filter(project_id=int(pid)) if pid.isdigit() and len(pid) < 19 else visible
+        newest = scope.order_by("-id").first()
+        project = newest.project if newest is not None else None
+        ctx["project"] = project
+    ctx["choices"] = (
+        list(AuditRun.objects.filter(project=project).order_by("-id")[:100]) if project else []
+    )
     ctx["error"] = error
     return render(request, "auditor/run_compare.html", ctx, status=400 if error else 200)
+
+
+def _upload_of(request: HttpRequest, project) -> Upload | None:  # type: ignore[no-untyped-def]
+    raw = request.POST.get("upload") or request.GET.get("upload")
+    if not raw:
+        return None
+    if not str(raw).isdigit():
+        raise Http404("no such upload")
+    # Another project's upload is as unknown here as a missing one.
+    upload = project.uploads.filter(pk=int(raw), status=Upload.Status.DONE).first()
+    if upload is None:
+        raise Http404("no such finished upload in this project")
+    return upload
 
 
 @login_required
@@ -189,6 +210,8 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
     if not trace_selectors.can_write(user=request.user, project=project):
         raise PermissionDenied("viewers cannot start audits")
     error = None
+    # "Audit these N traces" from an upload's page: the run is narrowed to that upload.
+    upload = _upload_of(request, project)
     if request.method == "POST":
         try:
             run = audit_run_create(
@@ -197,6 +220,7 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
                 judge=request.POST.get("judge", "heuristic"),
                 environment=request.POST.get("environment", "auto"),
                 label=request.POST.get("label", ""),
+                trace_filter={"upload": upload.pk} if upload is not None else None,
                 user=request.user,
             )
         except AuditRejected as exc:
@@ -212,6 +236,14 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
             "judges": JUDGES,
             "environments": ENVIRONMENTS,
             "error": error,
+            "upload": upload,
+            "upload_traces": (
+                trace_selectors.trace_list(user=request.user, project=project)
+                .filter(upload=upload)
+                .count()
+                if upload is not None
+                else None
+            ),
         },
         status=400 if error else 200,
     )
