@@ -7,11 +7,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from auditor.llm.backend import RunBackend
 from auditor.runs.calibration import verifier_of
 from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.summary import audit_run_summary
@@ -23,23 +23,15 @@ from traces.selectors import load_events
 log = logging.getLogger(__name__)
 
 
-def judge_options(judge: str) -> dict[str, Any]:
-    if judge != "openai":
-        return {}
-    return {
-        "base_url": django_settings.TA_JUDGE_BASE_URL,
-        "model": django_settings.TA_JUDGE_MODEL,
-        "api_key": django_settings.TA_JUDGE_API_KEY,
-        "timeout": django_settings.TA_JUDGE_TIMEOUT,
-    }
-
-
 class _AuditorCache:
-    """One `Auditor` per (environment kind, calibration group), built on first use."""
+    """One `Auditor` per (environment kind, calibration group), built on first use; with a
+    model configured, all of them share one `RunBackend` (cache, budget, statistics)."""
 
     def __init__(self, run: AuditRun) -> None:
         self.run = run
-        self.options = judge_options(run.judge)
+        self.backend = (
+            RunBackend(run.pk, run.judge, run.model_settings) if run.model_settings else None
+        )
         self.cals = {(c.model, c.verifier): c.params for c in Calibration.objects.filter(run=run)}
         self.cache: dict[tuple, Auditor] = {}
 
@@ -53,12 +45,13 @@ class _AuditorCache:
             cal = self.cals.get(group)
             if cal is not None and not settings.get("vrr", {}).get("params"):
                 settings.setdefault("vrr", {}).update(params=cal["params"], samples=cal["samples"])
+            model: dict[str, Any] = self.backend.auditor_kwargs() if self.backend else {}
             auditor = Auditor(
                 self.run.policies,
                 settings,
-                self.run.judge,
+                model.pop("judge", self.run.judge),
                 self._environment(env_kind),
-                self.options,
+                **model,
             )
             self.cache[key] = auditor
         return auditor
@@ -104,7 +97,11 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
     for start in range(0, len(pending), batch_size):
         part = pending[start : start + batch_size]
         events_by_trace = load_events(part)
-        _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
+        try:
+            _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
+        finally:
+            if auditors.backend is not None:
+                auditors.backend.flush()
         done += len(part)
         job_heartbeat(
             AuditRun.objects.filter(pk=run.pk),
@@ -131,7 +128,12 @@ def _audit_batch(
         events = events_by_trace[trace.pk]
         try:
             auditor = auditors.for_trace(trace.header or {}, trace.model, events)
+            elicited = None
+            if auditors.backend is not None:
+                events, elicited = auditors.backend.prepare(events, run.policies)
             results = auditor.audit(events)
+            if elicited is not None and "checklist" in results:
+                results["checklist"].record["elicited_claims"] = elicited
         except Exception as exc:  # noqa: BLE001 — a bad trace must not stop the run
             log.exception("audit of trace %s in run %s failed", trace.pk, run.pk)
             failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
