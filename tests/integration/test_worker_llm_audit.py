@@ -22,7 +22,7 @@ from tests.conftest import wait_for
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.ingest.helpers import jsonl
 from tests.policies._build import lock_unlock_trace
-from tests.policies.llm.scripts import is_verifier, verifier_against
+from tests.policies.llm.scripts import verifier_against
 from traces.services import upload_create, upload_process
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -150,6 +150,9 @@ def test_llm_judge_through_the_worker_rerun_from_cache_and_no_key_anywhere(
     assert "TwinCheck per certificate" in page
     trace_id = AuditResult.objects.filter(run=second).first().trace_id
     trace_page = client.get(reverse("auditor:trace", args=[trace_id])).content.decode()
+    # The trace page's TwinCheck panel shows each model call's prompt and response.
+    assert "Model calls (2)" in trace_page and "Candidate A: call unlock_account" in trace_page
+    assert "&quot;prefer&quot;" in trace_page
     out = io.StringIO()
     call_command(
         "audit",
