@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, F, Q
+from django.dispatch import Signal
 from django.utils import timezone
 
 from auditor.llm.backend import RunBackend
@@ -16,19 +17,24 @@ from auditor.runs.calibration import verifier_of
 from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
-from policies import Auditor
+from policies import Auditor, Judge
 from traces.models import Trace
 from traces.selectors import load_events
 
 log = logging.getLogger(__name__)
 
+#: Sent once, by whichever process finishes a run (``run``: the AuditRun). Annotation listens
+#: (TwinCheck's human gate opens its pair queue) without runs importing annotation.
+run_finished = Signal()
 
-class _AuditorCache:
+
+class AuditorCache:
     """One `Auditor` per (environment kind, calibration group), built on first use; with a
     model configured, all of them share one `RunBackend` (cache, budget, statistics)."""
 
-    def __init__(self, run: AuditRun) -> None:
+    def __init__(self, run: AuditRun, judge: Judge | None = None) -> None:
         self.run = run
+        self.judge = judge  # instead of the run's (a re-replay with human verdicts)
         self.backend = (
             RunBackend(run.pk, run.judge, run.model_settings) if run.model_settings else None
         )
@@ -46,10 +52,11 @@ class _AuditorCache:
             if cal is not None and not settings.get("vrr", {}).get("params"):
                 settings.setdefault("vrr", {}).update(params=cal["params"], samples=cal["samples"])
             model: dict[str, Any] = self.backend.auditor_kwargs() if self.backend else {}
+            judge = model.pop("judge", self.run.judge)
             auditor = Auditor(
                 self.run.policies,
                 settings,
-                model.pop("judge", self.run.judge),
+                self.judge or judge,
                 self._environment(env_kind),
                 **model,
             )
@@ -91,7 +98,7 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
         finish_if_complete(run.pk)
         return 0
     traces = {t.pk: t for t in Trace.objects.filter(pk__in=pending).only("pk", "model", "header")}
-    auditors = _AuditorCache(run)
+    auditors = AuditorCache(run)
     done = 0
     batch_size = 50
     for start in range(0, len(pending), batch_size):
@@ -117,7 +124,7 @@ def _audit_batch(
     run: AuditRun,
     traces: list[Trace],
     events_by_trace: dict[int, list[dict]],
-    auditors: _AuditorCache,
+    auditors: AuditorCache,
 ) -> None:
     """Audit a batch of traces and store their results in one transaction (one insert, one
     update), so the database round trips do not dominate the policies' own work."""
@@ -173,7 +180,7 @@ def finish_if_complete(run_id: int) -> bool:
     )
     summary = audit_run_summary(AuditRun.objects.get(pk=run_id))
     now = timezone.now()
-    return bool(
+    finished = bool(
         AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.RUNNING).update(
             status=AuditRun.Status.DONE,
             finished_at=now,
@@ -183,3 +190,6 @@ def finish_if_complete(run_id: int) -> bool:
             error_count=counts["errors"],
         )
     )
+    if finished:
+        run_finished.send(sender=AuditRun, run=AuditRun.objects.get(pk=run_id))
+    return finished
