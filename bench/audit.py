@@ -11,6 +11,12 @@ Ingests N synthetic 50-event traces (the policies benchmark's mix), then:
 - end to end: an audit run of all four policies, from creation to done, with a Celery worker
   of 1 and then 2 processes (`--concurrency`): claim, load events, audit, store results,
   summarise.
+
+With `--llm` (instead of the 1 → 2 scaling): one worker process, three runs of all four
+policies — no model (heuristic judge); the ``llm`` judge against the scripted server of
+tests/fakes (cache cold: every call made and stored in the database cache); the same again,
+every call a cache hit (0 HTTP requests, asserted). Issue 12: the cache-hit path must add
+< 10 % to the audit's wall time; the ratio is printed.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--traces", type=int, default=4000)
     parser.add_argument("--events", type=int, default=50)
+    parser.add_argument("--llm", action="store_true", help="no model vs llm judge, cache hits")
     args = parser.parse_args()
 
     import django
@@ -121,6 +128,10 @@ def main() -> None:
     baseline = args.traces / (time.perf_counter() - t0)
     print(f"policies only (in-process, no database):   {baseline:>8,.0f} traces/s")
 
+    if args.llm:
+        llm_comparison(project, args.traces)
+        project.delete()
+        return
     rates = {}
     with tempfile.TemporaryDirectory() as tmp:
         for concurrency in (1, 2):
@@ -147,6 +158,56 @@ def main() -> None:
         f"{os.cpu_count()} cores, shared with PostgreSQL and Redis)"
     )
     project.delete()
+
+
+def timed_run(project, **kw):  # type: ignore[no-untyped-def]
+    from auditor.models import AuditRun
+    from auditor.runs.services import audit_run_create
+
+    t0 = time.perf_counter()
+    run = audit_run_create(project=project, environment="none", **kw)
+    while AuditRun.objects.get(pk=run.pk).status != "done":
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - t0
+    run.refresh_from_db()
+    assert run.error_count == 0, run.pk
+    return run, elapsed
+
+
+def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
+    """No model vs the llm judge from a warm database cache, through one worker process."""
+    from auditor.models import RunModelUsage
+    from bench.llm_cache import verdict
+    from tests.fakes.openai_server import FakeOpenAI
+
+    server = FakeOpenAI(verdict).start()
+    model = {
+        "endpoint": {"base_url": server.url, "model": "bench-judge", "max_retries": 0},
+        "uses": ["judge"],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        worker = start_worker(1, Path(tmp) / "worker-llm.log")
+        try:
+            _, offline = timed_run(project)
+            rate = n / offline
+            print(f"no model (heuristic judge):       {offline:7.2f} s  {rate:>8,.0f} traces/s")
+            cold_run, cold = timed_run(project, judge="llm", model_settings=model)
+            calls = server.count
+            print(f"llm judge, cold cache ({calls} calls): {cold:7.2f} s")
+            hit_run, hits = timed_run(project, judge="llm", model_settings=model)
+            assert server.count == calls, "a cache-hit run made HTTP requests"
+        finally:
+            os.killpg(worker.pid, 15)
+            worker.wait(timeout=30)
+            server.stop()
+    usage = RunModelUsage.objects.get(run=hit_run)
+    assert usage.cache_hits == usage.made == calls, (usage.cache_hits, usage.made, calls)
+    print(
+        f"llm judge, all {usage.cache_hits} calls cache hits: {hits:7.2f} s  "
+        f"{n / hits:>8,.0f} traces/s"
+    )
+    print(f"cache-hit path / no model wall time: {hits / offline:.3f} (issue 12: < 1.10)")
+    assert cold_run.pk != hit_run.pk
 
 
 if __name__ == "__main__":
