@@ -201,7 +201,8 @@ def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
             worker.wait(timeout=30)
             server.stop()
     usage = RunModelUsage.objects.get(run=hit_run)
-    assert usage.cache_hits == usage.made == calls, (usage.cache_hits, usage.made, calls)
+    # Identical requests within the cold run were already hits there: hits ≥ HTTP calls.
+    assert usage.cache_hits == usage.made >= calls and usage.http_requests == 0
     print(
         f"llm judge, all {usage.cache_hits} calls cache hits: {hits:7.2f} s  "
         f"{n / hits:>8,.0f} traces/s"
