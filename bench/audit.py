@@ -188,13 +188,18 @@ def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
     with tempfile.TemporaryDirectory() as tmp:
         worker = start_worker(1, Path(tmp) / "worker-llm.log")
         try:
-            _, offline = timed_run(project)
-            rate = n / offline
-            print(f"no model (heuristic judge):       {offline:7.2f} s  {rate:>8,.0f} traces/s")
             cold_run, cold = timed_run(project, judge="llm", model_settings=model)
             calls = server.count
-            print(f"llm judge, cold cache ({calls} calls): {cold:7.2f} s")
-            hit_run, hits = timed_run(project, judge="llm", model_settings=model)
+            print(f"llm judge, cold cache ({calls} HTTP calls): {cold:7.2f} s")
+            # Alternated, best of 3 each: the machine is shared, so a single pair of runs
+            # mostly measures whoever else is using the CPUs at that moment.
+            offline_s: list[float] = []
+            hits_s: list[float] = []
+            for _ in range(3):
+                _, t = timed_run(project)
+                offline_s.append(t)
+                hit_run, t = timed_run(project, judge="llm", model_settings=model)
+                hits_s.append(t)
             assert server.count == calls, "a cache-hit run made HTTP requests"
         finally:
             os.killpg(worker.pid, 15)
@@ -203,10 +208,11 @@ def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
     usage = RunModelUsage.objects.get(run=hit_run)
     # Identical requests within the cold run were already hits there: hits ≥ HTTP calls.
     assert usage.cache_hits == usage.made >= calls and usage.http_requests == 0
-    print(
-        f"llm judge, all {usage.cache_hits} calls cache hits: {hits:7.2f} s  "
-        f"{n / hits:>8,.0f} traces/s"
-    )
+    offline, hits = min(offline_s), min(hits_s)
+    print(f"no model (heuristic judge), best of 3: {offline:7.2f} s  {n / offline:,.0f} traces/s")
+    print(f"llm judge, all {usage.cache_hits} calls cache hits, best of 3: {hits:7.2f} s")
+    print(f"  all runs: no model {[round(x, 2) for x in offline_s]}")
+    print(f"  all runs: cache hits {[round(x, 2) for x in hits_s]}")
     print(f"cache-hit path / no model wall time: {hits / offline:.3f} (issue 12: < 1.10)")
     assert cold_run.pk != hit_run.pk
 

@@ -5,6 +5,8 @@ share one budget) and `RunStats` (`CallStats` whose counts are added to the same
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from django.db import transaction
@@ -18,11 +20,37 @@ from policies.llm.client import CallStats
 JsonDict = dict[str, Any]
 
 
+def call_refs(value: Any) -> Iterator[Mapping[str, Any]]:
+    """Every model-call reference (``{"purpose", "cache_key", ...}``) anywhere in a record."""
+    if isinstance(value, Mapping):
+        key = value.get("cache_key")
+        if isinstance(key, str) and len(key) == 64 and "purpose" in value:
+            yield value
+        for v in value.values():
+            yield from call_refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from call_refs(v)
+
+
 class DatabaseCache:
     """Content-addressed: an entry is written once and never changes, so concurrent workers
-    writing the same key are harmless (the second insert is ignored)."""
+    writing the same key are harmless (the second insert is ignored). `preload` reads the
+    entries a batch will likely ask for in one query (a re-run's calls are the previous run's),
+    so the cache-hit path costs no query per call."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, JsonDict] = {}
+
+    def preload(self, keys: Iterable[str]) -> None:
+        wanted = list(dict.fromkeys(keys))
+        rows = ModelCallRecord.objects.filter(key__in=wanted).values_list("key", "response")
+        self._loaded = {k: r for k, r in rows if isinstance(r, dict)}
 
     def get(self, key: str) -> JsonDict | None:
+        hit = self._loaded.get(key)
+        if hit is not None:
+            return copy.deepcopy(hit)  # callers may not mutate the store
         row = ModelCallRecord.objects.filter(key=key).values_list("response", flat=True).first()
         return row if isinstance(row, dict) else None
 
@@ -55,16 +83,21 @@ def usage_for(run_id: int, max_calls: int | None, max_tokens: int | None) -> Run
 
 
 class RunBudget(Budget):
-    """The run's budget in its usage row. `reserve` is one conditional UPDATE: it takes a call
-    only while calls and tokens are under their limits, atomically across processes."""
+    """The run's budget in its usage row. With a limit, `reserve` is one conditional UPDATE: it
+    takes a call only while calls and tokens are under their limits, atomically across
+    processes. Without limits nothing can be exceeded, so the counts stay in this process until
+    `flush` (one UPDATE per batch instead of two per call: the cache-hit path stays cheap)."""
 
     def __init__(self, run_id: int, max_calls: int | None, max_tokens: int | None) -> None:
         super().__init__(max_calls, max_tokens)
         self.run_id = run_id
+        self.limited = max_calls is not None or max_tokens is not None
         usage_for(run_id, max_calls, max_tokens)
         self._rows = RunModelUsage.objects.filter(run_id=run_id)
 
     def reserve(self) -> bool:
+        if not self.limited:
+            return super().reserve()
         room = Q()
         if self.max_calls is not None:
             room &= Q(calls__lt=self.max_calls)
@@ -77,14 +110,31 @@ class RunBudget(Budget):
         return False
 
     def charge(self, tokens: int) -> None:
-        if tokens > 0:
+        if not self.limited:
+            super().charge(tokens)
+        elif tokens > 0:
             self._rows.update(tokens=F("tokens") + int(tokens))
 
     def refund(self) -> None:
-        self._rows.filter(calls__gt=0).update(calls=F("calls") - 1)
+        if not self.limited:
+            super().refund()
+        else:
+            self._rows.filter(calls__gt=0).update(calls=F("calls") - 1)
+
+    def flush(self) -> None:
+        """Add this process's unlimited counts to the run's row."""
+        if self.limited:
+            return
+        with self._lock:
+            calls, tokens = self._calls, self._tokens
+            self._calls = self._tokens = 0
+        if calls or tokens:
+            self._rows.update(calls=F("calls") + calls, tokens=F("tokens") + tokens)
 
     @property
     def reached(self) -> bool:
+        if not self.limited:
+            return False
         return self._reached or self._rows.filter(budget_reached=True).exists()
 
     def state(self) -> BudgetState:

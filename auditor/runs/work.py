@@ -35,9 +35,7 @@ class AuditorCache:
     def __init__(self, run: AuditRun, judge: Judge | None = None) -> None:
         self.run = run
         self.judge = judge  # instead of the run's (a re-replay with human verdicts)
-        self.backend = (
-            RunBackend(run.pk, run.judge, run.model_settings) if run.model_settings else None
-        )
+        self.backend = RunBackend(run) if run.model_settings else None
         self.cals = {(c.model, c.verifier): c.params for c in Calibration.objects.filter(run=run)}
         self.cache: dict[tuple, Auditor] = {}
 
@@ -104,6 +102,8 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
     for start in range(0, len(pending), batch_size):
         part = pending[start : start + batch_size]
         events_by_trace = load_events(part)
+        if auditors.backend is not None:
+            auditors.backend.prefetch(part)
         try:
             _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
         finally:

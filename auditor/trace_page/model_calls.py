@@ -4,26 +4,15 @@ hold only references (so re-runs are byte-identical); the text lives once in the
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from auditor.llm.models import ModelCallRecord
+from auditor.llm.store import call_refs
 from auditor.trace_page.text import short, visible
 
 MAX_CALLS = 50  # a panel, not an export: the rest is counted
 MAX_CHARS = 6000
-
-
-def call_refs(value: Any) -> Iterator[Mapping[str, Any]]:
-    if isinstance(value, Mapping):
-        key = value.get("cache_key")
-        if isinstance(key, str) and len(key) == 64 and "purpose" in value:
-            yield value
-        for v in value.values():
-            yield from call_refs(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from call_refs(v)
 
 
 def _clip(text: str) -> str:
