@@ -18,6 +18,7 @@ from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRu
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
 from policies import Auditor, Judge
+from policies.llm.config import ApiKeyError
 from traces.models import Trace
 from traces.selectors import load_events
 
@@ -96,7 +97,16 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
         finish_if_complete(run.pk)
         return 0
     traces = {t.pk: t for t in Trace.objects.filter(pk__in=pending).only("pk", "model", "header")}
-    auditors = AuditorCache(run)
+    try:
+        auditors = AuditorCache(run)
+    except ApiKeyError as exc:
+        # The model's key cannot be read here: every trace of the chunk fails with the reason
+        # (the run completes; "Retry failed traces" works once the worker can read the key).
+        AuditItem.objects.filter(run=run, trace_id__in=pending).update(
+            status=AuditItem.Status.ERROR, error=f"model: {exc}", attempts=F("attempts") + 1
+        )
+        finish_if_complete(run.pk)
+        return 0
     done = 0
     batch_size = 50
     for start in range(0, len(pending), batch_size):

@@ -243,3 +243,13 @@ def test_the_budget_stops_model_calls_and_the_run_says_so(
     client.force_login(alice)
     page = client.get(reverse("auditor:run", args=[run.pk])).content.decode()
     assert "Model budget reached (2 of 2 model calls)" in page
+
+
+def test_an_unreadable_key_file_fails_the_traces_with_the_reason(
+    celery_worker_process, lock_project, server, tmp_path
+):
+    missing = str(tmp_path / "no-such-key")
+    run = run_to_done(lock_project, model_settings(server, missing))
+    assert run.error_count == N_TRACES and server.count == 0
+    errors = set(run.items.values_list("error", flat=True))
+    assert errors == {f"model: cannot read the API key file {missing!r}: No such file or directory"}
