@@ -174,6 +174,15 @@ def timed_run(project, **kw):  # type: ignore[no-untyped-def]
     return run, elapsed
 
 
+def inline_cpu(project, **kw) -> float:  # type: ignore[no-untyped-def]
+    from auditor.runs.services import audit_run_create, audit_run_start
+
+    run = audit_run_create(project=project, environment="none", enqueue=False, **kw)
+    t0 = time.process_time()
+    audit_run_start(run_id=run.pk, inline=True)
+    return time.process_time() - t0
+
+
 def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
     """No model vs the llm judge from a warm database cache, through one worker process."""
     from auditor.models import RunModelUsage
@@ -214,6 +223,17 @@ def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
     print(f"  all runs: no model {[round(x, 2) for x in offline_s]}")
     print(f"  all runs: cache hits {[round(x, 2) for x in hits_s]}")
     print(f"cache-hit path / no model wall time: {hits / offline:.3f} (issue 12: < 1.10)")
+    # The same comparison in this process (inline runs), by CPU time: what the cache-hit path
+    # costs the auditing process itself, whatever else the shared machine is doing.
+    cpu: dict[str, list[float]] = {"no model": [], "cache hits": []}
+    for _ in range(3):
+        for name, kw in (
+            ("no model", {}),
+            ("cache hits", {"judge": "llm", "model_settings": model}),
+        ):
+            cpu[name].append(inline_cpu(project, **kw))
+    a, b = min(cpu["no model"]), min(cpu["cache hits"])
+    print(f"inline, CPU seconds best of 3: no model {a:.2f}, cache hits {b:.2f}: ratio {b / a:.3f}")
     assert cold_run.pk != hit_run.pk
 
 
