@@ -119,3 +119,43 @@ def test_the_cli_refuses_a_key_and_creates_no_run(project):
     with pytest.raises(CommandError, match="judge llm: configure a model"):
         call_command("audit", "--project", project.name, "--set", "judge=llm", "--inline")
     assert not AuditRun.objects.exists()
+
+
+def test_the_api_starts_a_model_run_and_refuses_bad_settings(client, alice, charlie, project):
+    client.force_login(alice)
+    url = reverse("auditor:api-runs")
+    body = {
+        "project": project.name,
+        "policies": ["twincheck"],
+        "judge": "llm",
+        "model": {
+            **FIELDS,
+            "api_key_env": "TEAM_KEY",
+            "max_calls": 10,
+            "uses": ["judge", "twin"],
+            "options": {"timeout": 15},
+        },
+    }
+    r = client.post(url, body, content_type="application/json")
+    assert r.status_code == 202, r.content
+    data = r.json()
+    assert r["Location"] == data["status_url"] and data["status"] == "pending"
+    run = AuditRun.objects.get(pk=data["run"])
+    assert run.judge == "llm" and run.model_settings["endpoint"]["timeout"] == 15
+    assert run.model_settings["max_calls"] == 10 and data["model_settings"] == run.model_settings
+    assert client.get(data["status_url"]).json()["run"] == run.pk
+
+    bad = {**body, "model": {**body["model"], "api_key": "sk-live-secret"}}
+    r = client.post(url, bad, content_type="application/json")
+    assert r.status_code == 400 and "the key itself is never a setting" in r.content.decode()
+    assert "sk-live-secret" not in r.content.decode()
+    bad = {**body, "model": {**body["model"], "base_url": "nope"}}
+    r = client.post(url, bad, content_type="application/json")
+    assert r.status_code == 400 and "base_url: expected an http(s) URL" in r.content.decode()
+    r = client.post(url, {**body, "judge": "oracle"}, content_type="application/json")
+    assert r.status_code == 400
+    assert AuditRun.objects.count() == 1
+
+    client.force_login(charlie)  # not a member: the project does not exist for him
+    assert client.post(url, body, content_type="application/json").status_code == 404
+    assert client.get(data["status_url"]).status_code == 404
