@@ -8,6 +8,7 @@ from typing import Any
 from auditor.llm.store import DatabaseCache, RunBudget, RunStats, call_refs
 from auditor.runs.models import AuditResult, AuditRun
 from policies.llm.claims import elicit_claims
+from policies.llm.recheck import ModelResponder
 from policies.llm.run import LLMRun, LLMSettings
 
 JsonDict = dict[str, Any]
@@ -48,6 +49,7 @@ class RunBackend:
             .first()
         )
         judge = run.judge
+        self.responders: list[ModelResponder] = []
         self.stats = RunStats()
         # Replaced before any client exists, so every client shares these two.
         self.budget = RunBudget(run_id, self.settings.max_calls, self.settings.max_tokens)
@@ -56,10 +58,13 @@ class RunBackend:
         self.judge = self.llm.judge() if judge == "llm" else None
 
     def auditor_kwargs(self) -> dict[str, Any]:
+        responder = self.llm.responder()
+        if responder is not None:
+            self.responders.append(responder)
         out: dict[str, Any] = {
             "twin_generator": self.llm.twin_generator(),
             "continuer": self.llm.continuer(),
-            "responder": self.llm.responder(),
+            "responder": responder,
         }
         if self.judge is not None:
             out["judge"] = self.judge
@@ -87,6 +92,15 @@ class RunBackend:
         if not got.calls:
             return got.events, None
         return got.events, {"calls": got.calls, "failures": got.failures}
+
+    def take_recheck_calls(self) -> list[JsonDict]:
+        """The commit rule's re-check calls since the last take (one trace's), for its record:
+        the responder keeps them, the policy's record does not."""
+        out: list[JsonDict] = []
+        for r in self.responders:
+            out += r.calls
+            r.calls.clear()
+        return out
 
     def flush(self) -> None:
         self.budget.flush()

@@ -148,9 +148,10 @@ def _audit_batch(
             elicited = None
             if auditors.backend is not None:
                 events, elicited = auditors.backend.prepare(events, run.policies)
+                auditors.backend.take_recheck_calls()  # a failed trace's leftovers
             results = auditor.audit(events)
-            if elicited is not None and "checklist" in results:
-                results["checklist"].record["elicited_claims"] = elicited
+            if auditors.backend is not None:
+                _model_refs(results, elicited, auditors.backend.take_recheck_calls())
         except Exception as exc:  # noqa: BLE001 — a bad trace must not stop the run
             log.exception("audit of trace %s in run %s failed", trace.pk, run.pk)
             failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
@@ -177,6 +178,14 @@ def _audit_batch(
             pending.filter(trace_id=trace_id).update(
                 status=AuditItem.Status.ERROR, error=error, attempts=F("attempts") + 1
             )
+
+
+def _model_refs(results: dict, elicited: dict | None, recheck: list[dict]) -> None:
+    """The model calls a policy's record should reference but its policy does not keep."""
+    if elicited is not None and "checklist" in results:
+        results["checklist"].record["elicited_claims"] = elicited
+    if recheck and "commit" in results:
+        results["commit"].record["recheck_calls"] = recheck
 
 
 def finish_if_complete(run_id: int) -> bool:
