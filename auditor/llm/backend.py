@@ -103,5 +103,4 @@ class RunBackend:
         return out
 
     def flush(self) -> None:
-        self.budget.flush()
-        self.stats.flush(self.run_id)
+        self.stats.flush(self.run_id, self.budget)

@@ -121,15 +121,14 @@ class RunBudget(Budget):
         else:
             self._rows.filter(calls__gt=0).update(calls=F("calls") - 1)
 
-    def flush(self) -> None:
-        """Add this process's unlimited counts to the run's row."""
+    def take(self) -> dict[str, Any]:
+        """This process's unlimited counts since the last take, as F() updates of the row."""
         if self.limited:
-            return
+            return {}
         with self._lock:
             calls, tokens = self._calls, self._tokens
             self._calls = self._tokens = 0
-        if calls or tokens:
-            self._rows.update(calls=F("calls") + calls, tokens=F("tokens") + tokens)
+        return {"calls": F("calls") + calls, "tokens": F("tokens") + tokens} if calls else {}
 
     @property
     def reached(self) -> bool:
@@ -145,26 +144,34 @@ class RunBudget(Budget):
 class RunStats(CallStats):
     """This process's counts since the last `flush`, which adds them to the run's row."""
 
-    def flush(self, run_id: int) -> None:
+    def flush(self, run_id: int, budget: RunBudget | None = None) -> None:
+        """Add the counts (and the unlimited budget's, ``budget``) to the run's row: one
+        UPDATE, plus a row lock only when there are failure reasons to merge."""
         with self._lock:
             n, reasons = dict(self._n), dict(self.reasons)
             self._n = dict.fromkeys(self.FIELDS, 0)
             self.reasons = {}
-        if not n["calls"]:
-            return
-        with transaction.atomic():
-            usage = RunModelUsage.objects.select_for_update().get(run_id=run_id)
-            merged = dict(usage.failure_reasons or {})
-            for reason, count in reasons.items():
-                merged[reason] = merged.get(reason, 0) + count
-            RunModelUsage.objects.filter(run_id=run_id).update(
+        changes: dict[str, Any] = budget.take() if budget is not None else {}
+        if n["calls"]:
+            changes.update(
                 made=F("made") + n["calls"],
                 cache_hits=F("cache_hits") + n["cache_hits"],
                 cache_misses=F("cache_misses") + n["cache_misses"],
                 http_requests=F("http_requests") + n["http_requests"],
                 failures=F("failures") + n["failures"],
-                failure_reasons=merged,
             )
+        if not changes:
+            return
+        rows = RunModelUsage.objects.filter(run_id=run_id)
+        if not reasons:
+            rows.update(**changes)
+            return
+        with transaction.atomic():
+            usage = rows.select_for_update().get()
+            merged = dict(usage.failure_reasons or {})
+            for reason, count in reasons.items():
+                merged[reason] = merged.get(reason, 0) + count
+            rows.update(failure_reasons=merged, **changes)
 
 
 def usage_summary(usage: RunModelUsage | None) -> JsonDict | None:
