@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from policies.llm.run import USES, LLMSettings
 
@@ -65,6 +66,12 @@ def model_settings_from(
         value = str(fields.get(name) or "").strip()
         if value:
             endpoint[name] = value
+    netloc = urlsplit(str(endpoint.get("base_url", ""))).netloc
+    if "@" in netloc:  # user:password@host is a key in disguise: it would be stored
+        raise ValueError(
+            "base_url: credentials in the URL would be stored with the run; give the URL "
+            "without them and name the key's environment variable in api_key_env"
+        )
     uses = _uses(fields.get("uses"))
     max_calls = _int_or_none("max_calls", fields.get("max_calls"))
     max_tokens = _int_or_none("max_tokens", fields.get("max_tokens"))

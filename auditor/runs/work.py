@@ -18,7 +18,6 @@ from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRu
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
 from policies import Auditor, Judge
-from policies.llm.config import ApiKeyError
 from traces.models import Trace
 from traces.selectors import load_events
 
@@ -99,7 +98,7 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
     traces = {t.pk: t for t in Trace.objects.filter(pk__in=pending).only("pk", "model", "header")}
     try:
         auditors = AuditorCache(run)
-    except ApiKeyError as exc:
+    except ValueError as exc:  # ApiKeyError, or stored model settings this version rejects
         # The model's key cannot be read here: every trace of the chunk fails with the reason
         # (the run completes; "Retry failed traces" works once the worker can read the key).
         AuditItem.objects.filter(run=run, trace_id__in=pending).update(

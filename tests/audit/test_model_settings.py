@@ -32,6 +32,11 @@ def test_no_model_is_an_empty_setting_and_llm_defaults_to_the_verifier_use():
         ({**FIELDS, "api_key": "sk-x"}, None, "api_key: the key itself is never a setting"),
         (FIELDS, {"api_key": "sk-x"}, "api_key: the key itself is never a setting"),
         ({"uses": ["judge"]}, None, "need a model endpoint"),
+        (
+            {**FIELDS, "base_url": "https://u:sk-pw@api.example/v1", "uses": "twin"},
+            None,
+            "base_url: credentials in the URL would be stored",
+        ),
         ({**FIELDS}, None, "uses: choose what the model is for"),
         ({**FIELDS, "uses": "judge,telepathy"}, None, "unknown model uses: telepathy"),
         ({**FIELDS, "base_url": "localhost", "uses": "twin"}, None, "base_url: expected an http"),
