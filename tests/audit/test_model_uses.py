@@ -79,3 +79,53 @@ def test_claims_and_recheck_uses_run_through_the_app(project):
     assert commit_keys  # the re-check calls are referenced from the commit rule's records
     usage = RunModelUsage.objects.get(run=run)
     assert usage.made == server.count + usage.cache_hits and usage.failures == 0
+
+
+def test_an_offline_rerun_from_the_database_cache_needs_no_endpoint(project):
+    from tests.integration.test_worker_llm_audit import decisions, lock_traces
+    from tests.policies.llm.scripts import verifier_against
+
+    up, _ = upload_create(
+        project=project, fileobj=lock_traces(3), filename="l.jsonl", source="cli", enqueue=False
+    )
+    assert upload_process(upload_id=up.pk).traces_accepted == 3
+    server = FakeOpenAI(verifier_against("unlock_account")).start()
+
+    def run_with(endpoint: dict[str, Any]):  # type: ignore[no-untyped-def]
+        run = audit_run_create(
+            project=project,
+            policies=["twincheck"],
+            judge="llm",
+            model_settings={"endpoint": {"model": "judge-1", **endpoint}, "uses": ["judge"]},
+            enqueue=False,
+        )
+        audit_run_start(run_id=run.pk, inline=True)
+        run.refresh_from_db()
+        return run
+
+    try:
+        online = run_with({"base_url": server.url, "max_retries": 0})
+    finally:
+        server.stop()
+    assert server.count == 6
+    offline = run_with({"offline": True})  # no base URL, no key, no network
+    assert decisions(offline) == decisions(online)
+    usage = RunModelUsage.objects.get(run=offline)
+    assert (usage.cache_hits, usage.http_requests, usage.failures) == (6, 0, 0)
+    # A call the cache lacks fails with its reason; the run still completes.
+    other = audit_run_create(
+        project=project,
+        policies=["twincheck"],
+        judge="llm",
+        model_settings={"endpoint": {"model": "judge-2", "offline": True}, "uses": ["judge"]},
+        enqueue=False,
+    )
+    audit_run_start(run_id=other.pk, inline=True)
+    other.refresh_from_db()
+    assert other.status == "done" and other.error_count == 0
+    errors = {
+        j["error"]
+        for r in AuditResult.objects.filter(run=other)
+        for j in r.record["decisions"][0]["judgments"]
+    }
+    assert errors == {"not in cache (offline mode)"}
