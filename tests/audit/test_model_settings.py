@@ -164,3 +164,20 @@ def test_the_api_starts_a_model_run_and_refuses_bad_settings(client, alice, char
     client.force_login(charlie)  # not a member: the project does not exist for him
     assert client.post(url, body, content_type="application/json").status_code == 404
     assert client.get(data["status_url"]).status_code == 404
+
+
+def test_comparing_runs_shows_their_model_settings(project):
+    from auditor.runs.selectors import settings_diff
+
+    base = model_settings_from(FIELDS, judge="llm")
+    a = audit_run_create(project=project, judge="llm", model_settings=base, enqueue=False)
+    other = model_settings_from({**FIELDS, "model": "gpt-oss-120b", "uses": "judge,live"})
+    b = audit_run_create(project=project, judge="llm", model_settings=other, enqueue=False)
+    changed = {d["key"]: (d["a"], d["b"]) for d in settings_diff(a, b) if d["changed"]}
+    assert changed == {
+        "model.model": ("Qwen/Qwen3-8B", "gpt-oss-120b"),
+        "model.uses": ("judge", "judge, live"),
+    }
+    plain = audit_run_create(project=project, enqueue=False)
+    changed = {d["key"] for d in settings_diff(plain, a) if d["changed"]}
+    assert {"judge", "model.base_url", "model.uses"} <= changed
