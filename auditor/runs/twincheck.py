@@ -22,4 +22,5 @@ def twincheck_display(run: AuditRun) -> dict[str, Any] | None:
         "rejections": report.get("rejections") or {},
         "continuations": report.get("continuations") or {},
         "awaiting_review": report.get("awaiting_review", 0),
+        "abstained": (per.get("all") or {}).get("abstained", 0),
     }

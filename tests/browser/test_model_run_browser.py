@@ -72,3 +72,26 @@ def test_llm_audit_from_the_form_to_the_trace_page(
         assert server.count == 2 * N_TRACES
     finally:
         server.stop()
+
+
+def test_a_human_judge_run_shows_its_pairs_awaiting_review(
+    page, live_server, project, alice, tmp_path
+):
+    from auditor.runs.services import audit_run_create, audit_run_start
+    from tests.annotate.conftest import ingest_bytes, lock_traces
+
+    ingest_bytes(project, lock_traces(3), "locks.jsonl")
+    run = audit_run_create(
+        project=project, policies=["twincheck"], judge="human", environment="none", enqueue=False
+    )
+    audit_run_start(run_id=run.pk, inline=True)
+    errors = watch(page)
+    login(page, live_server, "alice", "alice-pw")
+    page.goto(f"{live_server.url}{run.get_absolute_url()}")
+    note = page.locator("#twincheck-report [role=status]")
+    assert "3 pairs await review" in " ".join(note.inner_text().split())
+    note.locator("a").click()
+    assert "TwinCheck pairs of run" in page.content()  # the queue the run opened
+    page.go_back()
+    shot(page, tmp_path, "run-human-gate.png")
+    assert errors == []
