@@ -149,6 +149,8 @@ class Snapshot:
                     p: ((run.summary or {}).get(p) or {}).get("settings") for p in run.policies
                 },
                 "judge": run.judge,
+                # the key's variable name at most, never a key (auditor/llm/settings.py)
+                "model_settings": run.model_settings,
                 "environment": run.environment,
                 "trace_filter": run.trace_filter,
                 "traces_total": run.traces_total,
