@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.summary import audit_run_summary
 from auditor.runs.work import AuditorCache
@@ -20,8 +21,8 @@ def rereplay_trace(
     """The trace's results for ``policies`` replaced by a fresh replay under ``judge`` (other
     policies' results and the run's settings are untouched). Call inside a transaction."""
     trace = Trace.objects.only("pk", "model", "header").get(pk=trace_id)
-    events = load_events([trace_id])[trace_id]
     auditors = AuditorCache(run, judge)
+    events = label_events(load_events([trace_id])[trace_id], auditors.executed)
     auditor = auditors.for_trace(trace.header or {}, trace.model, events)
     if auditors.backend is not None:
         events, _ = auditors.backend.prepare(events, run.policies)

@@ -13,7 +13,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from auditor.llm.backend import RunBackend
-from auditor.runs.calibration import verifier_of
+from auditor.runs.calibration import executed_labels, label_events, verifier_of
 from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
@@ -37,6 +37,8 @@ class AuditorCache:
         self.judge = judge  # instead of the run's (a re-replay with human verdicts)
         self.backend = RunBackend(run) if run.model_settings else None
         self.cals = {(c.model, c.verifier): c.params for c in Calibration.objects.filter(run=run)}
+        # labels the calibration executed (project switch): every chunk audits labelled events
+        self.executed = executed_labels(run)
         self.cache: dict[tuple, Auditor] = {}
 
     def for_trace(self, header: dict, model: str, events: list[dict]) -> Auditor:
@@ -141,7 +143,7 @@ def _audit_batch(
     done: list[int] = []
     failed: list[tuple[int, str]] = []
     for trace in traces:
-        events = events_by_trace[trace.pk]
+        events = label_events(events_by_trace[trace.pk], auditors.executed)
         try:
             auditor = auditors.for_trace(trace.header or {}, trace.model, events)
             elicited = None
