@@ -154,6 +154,8 @@ class Snapshot:
                     p: policy_statistics((run.summary or {}).get(p)) for p in run.policies
                 },
                 "judge": run.judge,
+                # the key's variable name at most, never a key (auditor/llm/settings.py)
+                "model_settings": run.model_settings,
                 "environment": run.environment,
                 "trace_filter": run.trace_filter,
                 "traces_total": run.traces_total,

@@ -124,6 +124,11 @@ def effective_settings(run: AuditRun) -> dict[str, object]:
     }
     for k, v in sorted((run.trace_filter or {}).items()):
         flat[f"filter.{k}"] = v
+    model = dict(run.model_settings or {})
+    for k, v in sorted((model.pop("endpoint", None) or {}).items()):
+        flat[f"model.{k}"] = v
+    for k, v in sorted(model.items()):
+        flat[f"model.{k}"] = ", ".join(v) if k == "uses" else v
     for policy in run.policies:
         used = ((run.summary or {}).get(policy) or {}).get("settings") or {}
         merged = {**used, **((run.settings or {}).get(policy) or {})}

@@ -13,16 +13,19 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from auditor.llm.models import RunModelUsage
+from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
+from auditor.llm.store import usage_summary
 from auditor.runs import selectors
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
-    JUDGES,
     AuditRejected,
     audit_run_create,
     audit_run_retry_errors,
 )
 from auditor.runs.stats_display import delta_display
+from auditor.runs.twincheck import twincheck_display
 from common.rendering import render_page_or_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
@@ -134,6 +137,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_run": trace_selectors.can_write(user=request.user, project=project),
             "calibrations": run.calibrations.order_by("model", "verifier"),
             "previous": previous,
+            "model_usage": usage_summary(RunModelUsage.objects.filter(run=run).first()),
+            "twincheck": twincheck_display(run) if run.status == AuditRun.Status.DONE else None,
         },
         fragment="#status",
     )
@@ -214,10 +219,12 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
     upload = _upload_of(request, project)
     if request.method == "POST":
         try:
+            model_settings = _model_settings(request)
             run = audit_run_create(
                 project=project,
                 policies=request.POST.getlist("policies") or list(POLICIES),
                 judge=request.POST.get("judge", "heuristic"),
+                model_settings=model_settings,
                 environment=request.POST.get("environment", "auto"),
                 label=request.POST.get("label", ""),
                 trace_filter={"upload": upload.pk} if upload is not None else None,
@@ -235,6 +242,8 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
             "policies": POLICIES,
             "judges": JUDGES,
             "environments": ENVIRONMENTS,
+            "uses": USE_LABELS,
+            "form": request.POST if request.method == "POST" else {},
             "error": error,
             "upload": upload,
             "upload_traces": (
@@ -247,6 +256,20 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
         },
         status=400 if error else 200,
     )
+
+
+def _model_settings(request: HttpRequest) -> dict:
+    """The form's model fieldset as run settings ({} when left empty)."""
+    fields = {k: request.POST.get(f"model_{k}", "") for k in ("base_url", "model", "api_key_env")}
+    fields.update(
+        max_calls=request.POST.get("model_max_calls", ""),
+        max_tokens=request.POST.get("model_max_tokens", ""),
+        uses=request.POST.getlist("model_uses"),
+    )
+    try:
+        return model_settings_from(fields, judge=request.POST.get("judge", "heuristic"))
+    except ValueError as exc:
+        raise AuditRejected(f"model settings: {exc}") from exc
 
 
 @login_required
