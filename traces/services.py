@@ -27,6 +27,7 @@ from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
 from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
+from traces.run_source import Qualifier, RunSource
 from traces.store import ChunkedStore
 from traces.validate import validate_event
 
@@ -52,6 +53,22 @@ def upload_size_check(size: int) -> None:
         )
 
 
+def run_source_check(run: RunSource) -> RunSource:
+    """Trim the stated run; reject parts that cannot be part of a trace id."""
+    parts = {}
+    for name in ("model", "agent", "benchmark", "label"):
+        value = (getattr(run, name) or "").strip()
+        if len(value) > 200:
+            raise UploadRejected(f"run {name} is longer than 200 characters")
+        if any(ch in value for ch in ":\n\r\t") or (name != "benchmark" and "/" in value):
+            raise UploadRejected(
+                f"run {name} {value[:60]!r} contains ':', '/' or a line break; "
+                "these separate the parts of trace ids"
+            )
+        parts[name] = value
+    return RunSource(**parts)
+
+
 def _hash_and_size(fileobj: IO[bytes]) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
@@ -73,11 +90,18 @@ def upload_create(
     source: str,
     user=None,  # type: ignore[no-untyped-def]
     enqueue: bool = True,
+    run: RunSource | None = None,
+    origin_path: str = "",
 ) -> tuple[Upload, bool]:
     """Keep the raw file and queue it for processing. Returns (upload, created); an identical
-    file already uploaded to the project is returned as it is, with created=False."""
+    file already uploaded to the project is returned as it is, with created=False.
+
+    `run` is what the uploader states about the run the file records (blank parts are read from
+    the file); `origin_path` the path the file was read from, when it says more than its name
+    (BFCL result directories name the model)."""
     if fmt not in FORMATS:
         raise UploadRejected(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    run = run_source_check(run or RunSource())
     if isinstance(fileobj, bytes):
         fileobj = ContentFile(fileobj)
     content_hash, size = _hash_and_size(fileobj)
@@ -94,6 +118,11 @@ def upload_create(
         content_hash=content_hash,
         format_requested=fmt,
         source=source,
+        run_model=run.model,
+        run_agent=run.agent,
+        run_benchmark=run.benchmark,
+        run_label=run.label,
+        origin_path=origin_path.replace("\\", "/")[-500:],
         # Token identities are not users; only people are recorded as uploaders.
         created_by=user if getattr(user, "pk", None) is not None else None,
     )
@@ -184,12 +213,24 @@ def _events(
             yield lineno, value, line
         return
     report = ImportReport(
-        format=fmt, detected=upload.format_requested == "auto", filename=upload.filename
+        format=fmt,
+        detected=upload.format_requested == "auto",
+        filename=upload.origin_path or upload.filename,
     )
-    for source_event in importers.IMPORTERS[fmt].convert(stream, report):
-        yield source_event.line, source_event.event, orjson.dumps(source_event.event)
+    importer = importers.IMPORTERS[fmt]
+    if getattr(importer, "keeps_ids", False):  # a round trip: the ids are the stored ones
+        for source_event in importer.convert(stream, report):
+            yield source_event.line, source_event.event, orjson.dumps(source_event.event)
+        name = lambda tid: tid  # noqa: E731
+    else:
+        qualifier = Qualifier(RunSource.of(upload))
+        rewrite = qualifier.event
+        for source_event in importer.convert(stream, report):
+            event = rewrite(source_event.event)
+            yield source_event.line, event, orjson.dumps(event)
+        name = qualifier.trace_id
     for err in report.errors:
-        collector.error(err.line, err.trace_id, err.path, err.message)
+        collector.error(err.line, name(err.trace_id), err.path, err.message)
     upload.report = report.to_dict()
 
 
@@ -214,7 +255,8 @@ def upload_process(*, upload_id: int) -> Upload | None:
             st.trace_id,
             "$.trace_id",
             f"trace id already stored in this project by upload #{other_upload}; "
-            "trace ids must be unique within a project",
+            "trace ids must be unique within a project (another run of the same tasks: give "
+            "this upload a model, agent or label so its trace ids name the run)",
         )
 
     size = max(upload.size, 1)
@@ -259,6 +301,7 @@ def upload_process(*, upload_id: int) -> Upload | None:
         store.finish(accepted, rejected)
 
     Upload.objects.filter(pk=upload.pk).update(
+        **_run_read(upload, accepted),
         status=Upload.Status.DONE,
         progress=1.0,
         format_detected=upload.format_detected,
@@ -274,6 +317,26 @@ def upload_process(*, upload_id: int) -> Upload | None:
     upload.refresh_from_db()
     search.index_upload_queue(upload.pk)
     return upload
+
+
+def _run_read(upload: Upload, accepted: list) -> dict:
+    """The run parts the uploader left blank, when every accepted trace names the same one."""
+    found: dict[str, str] = {}
+    for field, key in (("run_model", "model"), ("run_agent", "agent")):
+        if getattr(upload, field):
+            continue
+        values = {st.header.get(key) for st in accepted if st.header is not None}
+        if len(values) == 1 and isinstance(value := next(iter(values)), str) and value:
+            found[field] = value[:200]
+    if not upload.run_benchmark:
+        benches = {
+            (st.header.get("task") or {}).get("benchmark")
+            for st in accepted
+            if st.header is not None and isinstance(st.header.get("task"), dict)
+        }
+        if len(benches) == 1 and isinstance(bench := next(iter(benches)), str) and bench:
+            found["run_benchmark"] = bench[:200]
+    return found
 
 
 def _head(stream: IO[bytes]) -> bytes:
