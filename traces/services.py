@@ -299,6 +299,8 @@ def upload_process(*, upload_id: int) -> Upload | None:
         store.close_chunk()  # the last chunk's id conflicts reject traces too
         accepted, rejected = collector.finish()
         store.finish(accepted, rejected)
+    if rejected and not accepted and upload.format_detected != "v1":
+        upload.report["rejected_all"] = _rejected_all(upload.format_detected, collector)
 
     Upload.objects.filter(pk=upload.pk).update(
         **_run_read(upload, accepted),
@@ -317,6 +319,22 @@ def upload_process(*, upload_id: int) -> Upload | None:
     upload.refresh_from_db()
     search.index_upload_queue(upload.pk)
     return upload
+
+
+def _rejected_all(fmt: str, collector: Collector) -> str:
+    """One sentence for a file whose every record was rejected: the format it was read as and
+    the problem most records share (usually one missing field)."""
+    counts: dict[tuple[str, str], int] = {}
+    for e in collector.errors:
+        key = (e.path, e.message)
+        counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return f"every record was rejected when read as {fmt}"
+    (path, message), n = max(counts.items(), key=lambda kv: kv[1])
+    return (
+        f"every record was rejected when read as {fmt}; the most common problem "
+        f"({n} of the first {len(collector.errors)} errors) is at {path}: {message}"
+    )
 
 
 def _run_read(upload: Upload, accepted: list) -> dict:
