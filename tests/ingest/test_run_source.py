@@ -4,8 +4,6 @@ BFCL result files built from the bfcl-eval package's own tasks and API classes."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 from django.core.management import call_command
