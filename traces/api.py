@@ -96,6 +96,7 @@ class UploadListCreate(APIView):
             OpenApiParameter("filename", str, required=False),
             OpenApiParameter("project", str, required=False),
             *(OpenApiParameter(f"run_{k}", str, required=False) for k in RUN_PARTS),
+            OpenApiParameter("with_annotations", bool, required=False),
         ],
         request={
             "multipart/form-data": UploadFormSerializer,
@@ -119,12 +120,14 @@ class UploadListCreate(APIView):
             fmt = form.validated_data["format"]
             project_name = form.validated_data.get("project") or request.query_params.get("project")
             given = form.validated_data
+            with_annotations = form.validated_data["with_annotations"]
         else:
             fileobj = _read_raw_body(request)
             filename = request.query_params.get("filename") or "upload.jsonl"
             fmt = request.query_params.get("format", "auto")
             project_name = request.query_params.get("project")
             given = request.query_params
+            with_annotations = request.query_params.get("with_annotations") in ("1", "true")
         project = _target_project(request, project_name)
         run = RunSource(**{k: given.get(f"run_{k}") or "" for k in RUN_PARTS})
         upload, created = upload_create(
@@ -135,6 +138,7 @@ class UploadListCreate(APIView):
             source=Upload.Source.API,
             user=request.user,
             run=run,
+            with_annotations=with_annotations,
         )
         upload.duplicate = not created  # type: ignore[attr-defined]
         body = UploadCreatedSerializer(upload, context={"request": request}).data

@@ -123,6 +123,8 @@ class Upload(Job):
     # The path the CLI was given (directories name the model in BFCL's layout); `filename`
     # keeps only the last part.
     origin_path = models.CharField(max_length=500, blank=True)
+    # A re-imported export: also re-create its decisions and verdicts (an imported audit run).
+    with_annotations = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -26,6 +26,7 @@ class UploadSerializer(serializers.ModelSerializer):
             "run_agent",
             "run_benchmark",
             "run_label",
+            "with_annotations",
             "status",
             "progress",
             "attempts",
@@ -74,6 +75,7 @@ class UploadFormSerializer(serializers.Serializer):
     run_agent = serializers.CharField(required=False, default="", allow_blank=True)
     run_benchmark = serializers.CharField(required=False, default="", allow_blank=True)
     run_label = serializers.CharField(required=False, default="", allow_blank=True)
+    with_annotations = serializers.BooleanField(required=False, default=False)
 
 
 class TraceSerializer(serializers.ModelSerializer):

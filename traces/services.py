@@ -28,6 +28,7 @@ from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
 from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
 from traces.run_source import Qualifier, RunSource
+from traces.signals import upload_done
 from traces.store import ChunkedStore
 from traces.validate import validate_event
 
@@ -92,6 +93,7 @@ def upload_create(
     enqueue: bool = True,
     run: RunSource | None = None,
     origin_path: str = "",
+    with_annotations: bool = False,
 ) -> tuple[Upload, bool]:
     """Keep the raw file and queue it for processing. Returns (upload, created); an identical
     file already uploaded to the project is returned as it is, with created=False.
@@ -123,6 +125,7 @@ def upload_create(
         run_benchmark=run.benchmark,
         run_label=run.label,
         origin_path=origin_path.replace("\\", "/")[-500:],
+        with_annotations=with_annotations,
         # Token identities are not users; only people are recorded as uploaders.
         created_by=user if getattr(user, "pk", None) is not None else None,
     )
@@ -318,6 +321,9 @@ def upload_process(*, upload_id: int) -> Upload | None:
     )
     upload.refresh_from_db()
     search.index_upload_queue(upload.pk)
+    # Listeners outside traces (the auditor re-creates an export's decisions and verdicts).
+    upload_done.send(sender=Upload, upload=upload)
+    upload.refresh_from_db()
     return upload
 
 

@@ -92,6 +92,7 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
                         benchmark=request.POST.get("run_benchmark", ""),
                         label=request.POST.get("run_label", ""),
                     ),
+                    with_annotations=request.POST.get("with_annotations") == "on",
                 )
             except UploadRejected as exc:
                 error = str(exc)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ._common import head_lines
 from .base import Importer, ImportReport, RecordError, SourceEvent
 from .bfcl import BFCLImporter
+from .export_jsonl import ExportImporter
 from .openai_chat import OpenAIChatImporter
 from .pushback import PushbackImporter
 from .repair_runs import RepairRunsImporter
@@ -19,6 +20,7 @@ from .v1 import V1Importer
 __all__ = ["IMPORTERS", "Importer", "ImportReport", "RecordError", "SourceEvent", "detect"]
 
 _ORDER: list[Importer] = [
+    ExportImporter(),
     TauBenchImporter(),
     BFCLImporter(),
     RepairRunsImporter(),
@@ -58,6 +60,7 @@ SIGNATURES: dict[str, tuple[frozenset[str], ...]] = {
     "openai_chat": (frozenset({"messages"}),),
     "v1": (frozenset({"trace_id", "type"}),),
     "tau_bench": (frozenset({"task_id", "reward", "info", "traj"}),),
+    "ta_export": (frozenset({"trace", "events"}),),
 }
 
 

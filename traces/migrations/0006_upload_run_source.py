@@ -10,6 +10,11 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.AddField(
+            model_name="upload",
+            name="with_annotations",
+            field=models.BooleanField(default=False),
+        ),
+        migrations.AddField(
             model_name="trace",
             name="run_label",
             field=models.CharField(blank=True, db_index=True, max_length=200),

@@ -40,6 +40,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--benchmark", default="", help="the run's benchmark")
         parser.add_argument(
+            "--with-annotations",
+            action="store_true",
+            help="a Trace Auditor export: also re-create its decisions and verdicts",
+        )
+        parser.add_argument(
             "--label", default="", help="tells apart two runs of the same model and agent"
         )
         parser.add_argument(
@@ -74,6 +79,7 @@ class Command(BaseCommand):
                             label=opts["label"],
                         ),
                         origin_path=str(path),
+                        with_annotations=opts["with_annotations"],
                     )
             except UploadRejected as exc:
                 raise CommandError(f"{path}: {exc}") from exc
