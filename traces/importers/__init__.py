@@ -12,6 +12,7 @@ from .base import Importer, ImportReport, RecordError, SourceEvent
 from .bfcl import BFCLImporter
 from .export_jsonl import ExportImporter
 from .openai_chat import OpenAIChatImporter
+from .otlp import OTLPImporter
 from .pushback import PushbackImporter
 from .repair_runs import RepairRunsImporter
 from .tau_bench import TauBenchImporter
@@ -21,6 +22,7 @@ __all__ = ["IMPORTERS", "Importer", "ImportReport", "RecordError", "SourceEvent"
 
 _ORDER: list[Importer] = [
     ExportImporter(),
+    OTLPImporter(),
     TauBenchImporter(),
     BFCLImporter(),
     RepairRunsImporter(),
@@ -61,6 +63,7 @@ SIGNATURES: dict[str, tuple[frozenset[str], ...]] = {
     "v1": (frozenset({"trace_id", "type"}),),
     "tau_bench": (frozenset({"task_id", "reward", "info", "traj"}),),
     "ta_export": (frozenset({"trace", "events"}),),
+    "otlp": (frozenset({"resourceSpans"}),),
 }
 
 
