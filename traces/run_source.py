@@ -110,3 +110,25 @@ class Qualifier:
         if tid is None:
             return None
         return self.ids.get(tid) or qualify(tid, self.source.key(None))
+
+
+def run_read(upload: object, accepted: list) -> dict:
+    """The run parts the uploader left blank (`Upload.run_*` updates), when every accepted
+    trace's header names the same one."""
+    found: dict[str, str] = {}
+    headers = [st.header for st in accepted if st.header is not None]
+    for field, key in (("run_model", "model"), ("run_agent", "agent")):
+        if getattr(upload, field, ""):
+            continue
+        values = {h.get(key) for h in headers}
+        if len(values) == 1 and isinstance(value := next(iter(values)), str) and value:
+            found[field] = value[:200]
+    if not getattr(upload, "run_benchmark", ""):
+        benches = {
+            (h.get("task") or {}).get("benchmark")
+            for h in headers
+            if isinstance(h.get("task"), dict)
+        }
+        if len(benches) == 1 and isinstance(bench := next(iter(benches)), str) and bench:
+            found["run_benchmark"] = bench[:200]
+    return found

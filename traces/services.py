@@ -27,7 +27,7 @@ from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
 from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
-from traces.run_source import Qualifier, RunSource
+from traces.run_source import Qualifier, RunSource, run_read
 from traces.signals import upload_done
 from traces.store import ChunkedStore
 from traces.validate import validate_event
@@ -303,10 +303,10 @@ def upload_process(*, upload_id: int) -> Upload | None:
         accepted, rejected = collector.finish()
         store.finish(accepted, rejected)
     if rejected and not accepted and upload.format_detected != "v1":
-        upload.report["rejected_all"] = _rejected_all(upload.format_detected, collector)
+        upload.report["rejected_all"] = collector.rejected_all(upload.format_detected)
 
     Upload.objects.filter(pk=upload.pk).update(
-        **_run_read(upload, accepted),
+        **run_read(upload, accepted),
         status=Upload.Status.DONE,
         progress=1.0,
         format_detected=upload.format_detected,
@@ -325,42 +325,6 @@ def upload_process(*, upload_id: int) -> Upload | None:
     upload_done.send(sender=Upload, upload=upload)
     upload.refresh_from_db()
     return upload
-
-
-def _rejected_all(fmt: str, collector: Collector) -> str:
-    """One sentence for a file whose every record was rejected: the format it was read as and
-    the problem most records share (usually one missing field)."""
-    counts: dict[tuple[str, str], int] = {}
-    for e in collector.errors:
-        key = (e.path, e.message)
-        counts[key] = counts.get(key, 0) + 1
-    if not counts:
-        return f"every record was rejected when read as {fmt}"
-    (path, message), n = max(counts.items(), key=lambda kv: kv[1])
-    return (
-        f"every record was rejected when read as {fmt}; the most common problem "
-        f"({n} of the first {len(collector.errors)} errors) is at {path}: {message}"
-    )
-
-
-def _run_read(upload: Upload, accepted: list) -> dict:
-    """The run parts the uploader left blank, when every accepted trace names the same one."""
-    found: dict[str, str] = {}
-    for field, key in (("run_model", "model"), ("run_agent", "agent")):
-        if getattr(upload, field):
-            continue
-        values = {st.header.get(key) for st in accepted if st.header is not None}
-        if len(values) == 1 and isinstance(value := next(iter(values)), str) and value:
-            found[field] = value[:200]
-    if not upload.run_benchmark:
-        benches = {
-            (st.header.get("task") or {}).get("benchmark")
-            for st in accepted
-            if st.header is not None and isinstance(st.header.get("task"), dict)
-        }
-        if len(benches) == 1 and isinstance(bench := next(iter(benches)), str) and bench:
-            found["run_benchmark"] = bench[:200]
-    return found
 
 
 def _head(stream: IO[bytes]) -> bytes:
