@@ -63,3 +63,13 @@ def test_final_solution_file_reports_what_it_lacks_on_the_upload_page(project, c
     assert "only its final <code>solution</code>" in page or "only its final `solution`" in page
     assert 'id="run-source"' in page and "reflexion" in page
     assert note
+
+
+def test_inspect_eval_log_goes_through_the_service(project, tmp_path):
+    from tests.importers.inspect_samples import write_log
+
+    path = write_log(tmp_path, "eval")
+    up = ingest(project, path.read_bytes(), path.name)
+    assert up.status == "done" and up.format_detected == "inspect_ai"
+    assert (up.traces_accepted, up.traces_rejected) == (2, 0), up.errors
+    assert up.run_model == "mockllm/model" and up.run_benchmark == "weather"

@@ -11,6 +11,7 @@ from ._common import head_lines
 from .base import Importer, ImportReport, RecordError, SourceEvent
 from .bfcl import BFCLImporter
 from .export_jsonl import ExportImporter
+from .inspect_log import InspectLogImporter
 from .openai_chat import OpenAIChatImporter
 from .otlp import OTLPImporter
 from .pushback import PushbackImporter
@@ -23,6 +24,7 @@ __all__ = ["IMPORTERS", "Importer", "ImportReport", "RecordError", "SourceEvent"
 _ORDER: list[Importer] = [
     ExportImporter(),
     OTLPImporter(),
+    InspectLogImporter(),
     TauBenchImporter(),
     BFCLImporter(),
     RepairRunsImporter(),
