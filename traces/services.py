@@ -61,7 +61,7 @@ def run_source_check(run: RunSource) -> RunSource:
         value = (getattr(run, name) or "").strip()
         if len(value) > 200:
             raise UploadRejected(f"run {name} is longer than 200 characters")
-        if any(ch in value for ch in ":\n\r\t") or (name != "benchmark" and "/" in value):
+        if any(ch in value for ch in ":\n\r\t\x00") or (name != "benchmark" and "/" in value):
             raise UploadRejected(
                 f"run {name} {value[:60]!r} contains ':', '/' or a line break; "
                 "these separate the parts of trace ids"

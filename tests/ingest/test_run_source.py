@@ -173,6 +173,7 @@ def test_stated_model_overrides_the_file_and_keeps_what_it_said(project):
         (RunSource(model="a:b"), "run model 'a:b' contains ':'"),
         (RunSource(label="x/y"), "run label 'x/y' contains ':', '/'"),
         (RunSource(agent="x" * 201), "run agent is longer than 200 characters"),
+        (RunSource(benchmark="a\x00b"), "run benchmark 'a"),
     ],
 )
 def test_a_run_part_that_cannot_be_in_a_trace_id_is_refused_clearly(project, run, message):
