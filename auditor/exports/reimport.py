@@ -92,6 +92,7 @@ class _State:
         self.annotators: dict[Any, Any] = {}
         self.errors: list[dict] = []
         self.n = {"runs": 0, "decisions": 0, "items": 0, "verdicts": 0, "overrides": 0}
+        self.settled: dict[int, AnnotationItem] = {}
 
     def error(self, line: int, path: str, message: str) -> None:
         if len(self.errors) < MAX_ERRORS:
@@ -115,6 +116,9 @@ class _State:
 
     def line(self, line: int, trace_pk: int, rec: dict) -> None:
         results: dict[tuple[Any, str], AuditResult] = {}
+        overrides: list[tuple[AuditResult, Any, str]] = []
+        # The item that settled each result (else its first item), for its override.
+        self.settled: dict[int, AnnotationItem] = {}
         decisions = rec.get("decisions") or []
         for i, d in enumerate(decisions if isinstance(decisions, list) else []):
             path = f"$.decisions[{i}]"
@@ -125,7 +129,7 @@ class _State:
                 continue
             results[(d["run"], d["policy"])] = result
             if d.get("override") is not None:
-                results[(d["run"], d["policy"])]._override = (d["override"], path)  # type: ignore[attr-defined]
+                overrides.append((result, d["override"], path))
         annotations = rec.get("annotations") or []
         for i, a in enumerate(annotations if isinstance(annotations, list) else []):
             path = f"$.annotations[{i}]"
@@ -133,13 +137,11 @@ class _State:
                 self.annotation(results, a, path)
             except BadDecision as exc:
                 self.error(line, exc.path, str(exc))
-        for result in results.values():
-            override = getattr(result, "_override", None)
-            if override is not None:
-                try:
-                    self.override(result, *override)
-                except BadDecision as exc:
-                    self.error(line, exc.path, str(exc))
+        for result, override, path in overrides:
+            try:
+                self.override(result, override, path)
+            except BadDecision as exc:
+                self.error(line, exc.path, str(exc))
 
     def decision(self, trace_pk: int, d: Any, path: str) -> AuditResult:
         if not isinstance(d, dict):
@@ -217,9 +219,9 @@ class _State:
             verdicts_count=sum(1 for v in verdicts if isinstance(v, dict) and not v.get("skipped")),
         )
         self.n["items"] += 1
-        result._first_item = getattr(result, "_first_item", None) or item  # type: ignore[attr-defined]
-        if item.final_label:
-            result._final_item = getattr(result, "_final_item", None) or item  # type: ignore[attr-defined]
+        held = self.settled.get(result.pk)
+        if held is None or (item.final_label and not held.final_label):
+            self.settled[result.pk] = item
         for j, v in enumerate(verdicts):
             vpath = f"{path}.verdicts[{j}]"
             if not isinstance(v, dict) or v.get("annotator") is None:
@@ -240,7 +242,7 @@ class _State:
         queue.k = max(queue.k, item.verdicts_count)
 
     def override(self, result: AuditResult, o: Any, path: str) -> None:
-        item = getattr(result, "_final_item", None) or getattr(result, "_first_item", None)
+        item = self.settled.get(result.pk)
         if not isinstance(o, dict) or item is None:
             raise BadDecision(f"{path}.override", "expected an override with an annotation item")
         human = o.get("human_guarded_success")
