@@ -148,6 +148,10 @@ TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
 TA_EXPORT_CHUNK_ROWS = env_int("TA_EXPORT_CHUNK_ROWS", 500, minimum=1)
 TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
 TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
+# Sandboxed programs a worker runs at once when a project executes code candidates
+# (docs/sandbox.md), and the wall-clock limit of each, seconds.
+TA_SANDBOX_WORKERS = env_int("TA_SANDBOX_WORKERS", 2, minimum=1)
+TA_SANDBOX_TIMEOUT = env_int("TA_SANDBOX_TIMEOUT", 10, minimum=1)
 # Memory ceiling of each worker process (and of inline audits), MiB; 0 disables it.
 TA_WORKER_MEMORY_MB = env_int("TA_WORKER_MEMORY_MB", 4096)
 # A running upload or audit run whose worker has been silent this long is taken over.

@@ -18,6 +18,14 @@ class Project(models.Model):
 
     name = models.CharField(max_length=100, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Off by default: on, workers run the code candidates of this project's uploads (written by
+    # a model, possibly by an attacker) in the sandbox to label them (docs/sandbox.md). Only an
+    # owner switches it.
+    execute_code_candidates = models.BooleanField(
+        default=False,
+        help_text="run code candidates against their hidden tests in a sandbox (executes "
+        "uploaded code, in workers only)",
+    )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
     )

@@ -7,6 +7,7 @@ app_name = "traces"
 urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:pk>/tokens/", views.token_create, name="token-create"),
+    path("projects/<int:pk>/sandbox/", views.project_sandbox, name="project-sandbox"),
     path(
         "projects/<int:pk>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"
     ),

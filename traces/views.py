@@ -12,7 +12,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    JsonResponse,
+)
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -47,6 +54,28 @@ def token_create(request: HttpRequest, pk: int) -> HttpResponse:
     _token, raw = ProjectToken.issue(project=project, name=name)
     # Shown once on the next page, never stored in clear.
     request.session["new_token"] = raw
+    return redirect(project)
+
+
+@login_required
+@require_POST
+def project_sandbox(request: HttpRequest, pk: int) -> HttpResponse:
+    """Switch sandboxed execution of code candidates on or off (owners only: it executes
+    uploaded code on the workers' machines)."""
+    project = selectors.project_get(user=request.user, project_id=pk)
+    if selectors.role_of(user=request.user, project=project) != "owner":
+        raise PermissionDenied("only owners switch code execution")
+    value = request.POST.get("execute_code_candidates", "")
+    if value not in ("on", "off"):
+        return HttpResponseBadRequest("execute_code_candidates must be 'on' or 'off'")
+    project.execute_code_candidates = value == "on"
+    project.save(update_fields=["execute_code_candidates"])
+    messages.warning(
+        request,
+        "Code candidates will be executed in a sandbox by the workers of the next audit."
+        if project.execute_code_candidates
+        else "Code candidates will not be executed.",
+    )
     return redirect(project)
 
 

@@ -92,7 +92,9 @@ def item_display(item: AnnotationItem, *, blind: bool = True) -> dict[str, Any]:
     p = item.payload or {}
     out: dict[str, Any] = {"kind": item.kind, "task": _first_user_message(item)}
     if item.kind == "outcome":
-        traj = item.result.guarded_trajectory
+        out["needs"] = p.get("needs") or "guarded outcome"
+        # an item about the actor's outcome shows the recorded trajectory, not the guarded one
+        traj = item.result.guarded_trajectory if out["needs"] != "actor outcome" else None
         if not traj:
             n = Event.objects.filter(trace_id=item.result.trace_id).count()
             traj = _events(item, n - 12, n)

@@ -27,11 +27,14 @@ def flow_back(item: AnnotationItem) -> None:
     machine_actor = existing.machine_actor_success if existing else result.actor_success
     machine_guarded = existing.machine_guarded_success if existing else result.guarded_success
     machine_transition = existing.machine_transition if existing else result.transition
+    actor, guarded = machine_actor, human
+    human_actor, human_guarded = None, human
     if machine_guarded is not None:
-        return  # only unknown guarded outcomes are the human's to decide
-    actor = machine_actor
-    human_actor = None
-    if actor is None and result.continuation == "exact":
+        if machine_actor is not None or (item.payload or {}).get("needs") != "actor outcome":
+            return  # only unknown outcomes are the human's to decide
+        # the item asked about the actor's own trajectory (issue 13: every unknown is queued)
+        actor, guarded, human_actor, human_guarded = human, machine_guarded, human, machine_guarded
+    elif actor is None and result.continuation == "exact":
         # guarded = actor trajectory: the verdict on one is the verdict on the other
         actor = human_actor = human
     ResultOverride.objects.update_or_create(
@@ -41,14 +44,14 @@ def flow_back(item: AnnotationItem) -> None:
             "machine_actor_success": machine_actor,
             "machine_guarded_success": machine_guarded,
             "machine_transition": machine_transition,
-            "human_guarded_success": human,
+            "human_guarded_success": human_guarded,
             "human_actor_success": human_actor,
             "source": item.final_source,
         },
     )
     result.actor_success = actor
-    result.guarded_success = human
-    result.transition = transition(actor, human)
+    result.guarded_success = guarded
+    result.transition = transition(actor, guarded)
     result.save(update_fields=["actor_success", "guarded_success", "transition"])
     _resummarise(result.run_id)
 

@@ -28,6 +28,7 @@ from auditor.annotation.schema import (
     schema_validate,
 )
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from policies.report import annotation_queue
 
 # --- building queues -------------------------------------------------------------------------
 
@@ -90,15 +91,28 @@ def _candidate_items(queue: AnnotationQueue) -> Iterable[AnnotationItem]:
         if flt.get("category"):
             results = results.filter(trace__category=flt["category"])
     kinds = set(queue.kinds)
-    for r in results.only("id", "policy", *DECISION_FIELDS).iterator(chunk_size=500):
+    for r in results.only("id", "trace_id", "policy", *DECISION_FIELDS).iterator(chunk_size=500):
         rec = r.record if isinstance(r.record, dict) else {}
+        # Which outcome a human must supply and why (policies.report.annotation_queue): every
+        # unknown transition, whichever side is unknown (issue 13: an unknown "keep" is no
+        # "same").
+        [unknown] = annotation_queue(
+            [{"trace_id": r.trace_id, **{f: getattr(r, f) for f in DECISION_FIELDS}}]
+        ) or [None]
 
         def item(kind: str, ref: int = 0, **payload: Any) -> AnnotationItem:
             return AnnotationItem(queue=queue, result=r, kind=kind, ref=ref, payload=payload)  # noqa: B023
 
-        if "outcome" in kinds and r.guarded_success is None:
-            if by_filter or r.transition == AuditResult.Transition.UNKNOWN:
-                yield item("outcome", policy=r.policy, continuation=r.continuation)
+        if "outcome" in kinds and unknown is not None:
+            yield item(
+                "outcome",
+                policy=r.policy,
+                continuation=r.continuation,
+                needs=unknown["needs"],
+                reason=unknown["reason"],
+            )
+        elif "outcome" in kinds and by_filter and r.guarded_success is None:
+            yield item("outcome", policy=r.policy, continuation=r.continuation)
         if "pair" in kinds and r.policy == "twincheck":
             for i, d in enumerate(rec.get("decisions") or []):
                 twin = d.get("twin")

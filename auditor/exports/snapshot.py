@@ -19,6 +19,7 @@ from auditor.annotation.selectors import result_annotations
 from auditor.exports.models import Export
 from auditor.exports.rows import JSON_COLUMNS, TRACE_FIELDS, flat_decision
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from auditor.runs.stats_display import policy_statistics
 from common.jobs import job_heartbeat
 from traces import selectors as trace_selectors
 
@@ -154,6 +155,10 @@ class Snapshot:
                 "settings": run.settings,
                 "effective_settings": {
                     p: ((run.summary or {}).get(p) or {}).get("settings") for p in run.policies
+                },
+                # the run's Δ per policy as every page shows it (n_unknown, bounds, known n)
+                "statistics": {
+                    p: policy_statistics((run.summary or {}).get(p)) for p in run.policies
                 },
                 "judge": run.judge,
                 "environment": run.environment,

@@ -1,18 +1,35 @@
 """VRR noise parameters per (model, verifier) group, estimated from a run's traces before its
-work starts (SPEC §5.3 calibration)."""
+work starts (SPEC §5.3 calibration), and — where the project's owner switched it on — the labels
+of code candidates executed against their hidden tests in the sandbox (issue 13 §2).
+
+Execution happens here, in `audit_run_start`, which runs in a Celery worker (or in the CLI's
+inline audit): never in the web process, which only queues runs. The executed labels are kept
+with the group's calibration so the run's chunks apply the same labels to the events they
+audit (`executed_labels`, `label_events`).
+"""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
 
 from django.conf import settings as django_settings
 
 from auditor.runs.models import AuditRun, Calibration
+from policies.code_tests import execute_hidden_tests
 from policies.jsonsafe import json_safe
+from policies.labels import CandidateLabel, LabelKey, apply_labels
+from policies.sandbox import SandboxSettings
 from policies.trace import Trace as PTrace
 from policies.vrr_calibration import calibrate, observations_from_traces
 from traces.models import Event, Trace
 from traces.selectors import load_events
+
+# Why α and β are missing when the project does not execute code: the loops' records label only
+# their final candidate, so no labelled transition exists to estimate them from.
+NO_EXECUTION_LABELS = "no execution labels"
 
 
 def verifier_of(events: list[dict]) -> str:
@@ -23,30 +40,77 @@ def verifier_of(events: list[dict]) -> str:
     return ""
 
 
+def sandbox_settings() -> SandboxSettings:
+    return SandboxSettings(enabled=True, timeout_s=float(django_settings.TA_SANDBOX_TIMEOUT))
+
+
+def _encode(labels: Mapping[LabelKey, CandidateLabel]) -> dict[str, dict[str, list[Any]]]:
+    out: dict[str, dict[str, list[Any]]] = defaultdict(dict)
+    for (tid, cid), lab in labels.items():
+        out[tid][cid] = [lab.valid, lab.detail]
+    return dict(out)
+
+
+def executed_labels(run: AuditRun) -> dict[LabelKey, CandidateLabel]:
+    """The labels the run's calibration executed, keyed (trace id, candidate id)."""
+    out: dict[LabelKey, CandidateLabel] = {}
+    for params in Calibration.objects.filter(run=run).values_list("params", flat=True):
+        stored = ((params or {}).get("execution") or {}).get("labels") or {}
+        for tid, cands in stored.items():
+            for cid, (valid, detail) in cands.items():
+                out[(tid, cid)] = CandidateLabel(bool(valid), "executed", str(detail))
+    return out
+
+
+def label_events(events: list[dict], labels: Mapping[LabelKey, CandidateLabel]) -> list[dict]:
+    """`events` with executed labels applied (recorded labels win; policies.labels)."""
+    return apply_labels(events, labels).events if labels else events
+
+
+def _has_hidden_tests(events: list[dict]) -> bool:
+    head = events[0] if events else {}
+    labels = head.get("labels") if isinstance(head.get("labels"), dict) else {}
+    return bool(labels.get("hidden_tests"))
+
+
 def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
-    verification votes (SPEC §5.3 calibration)."""
+    verification votes (SPEC §5.3 calibration), after executing code candidates when the
+    project says so."""
+    execute = bool(run.project.execute_code_candidates)
     with_votes = list(
         Event.objects.filter(trace_id__in=trace_ids, type="verification")
         .values_list("trace_id", flat=True)
         .distinct()
     )
-    groups: dict[tuple[str, str], list[PTrace]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[list[dict]]] = defaultdict(list)
     models = dict(Trace.objects.filter(pk__in=with_votes).values_list("pk", "model"))
     for start in range(0, len(with_votes), 500):
         part = with_votes[start : start + 500]
         for tid, events in load_events(part).items():
-            groups[(models.get(tid) or "", verifier_of(events))].append(PTrace.from_events(events))
-    for (model, verifier), traces in groups.items():
-        obs, transitions = observations_from_traces(traces)
+            groups[(models.get(tid) or "", verifier_of(events))].append(events)
+    for (model, verifier), group in groups.items():
+        execution: dict[str, Any] | None = None
+        if execute:
+            labels, counts = execute_hidden_tests(
+                group, sandbox_settings(), workers=django_settings.TA_SANDBOX_WORKERS
+            )
+            group = [label_events(events, labels) for events in group]
+            execution = {"counts": counts, "labelled": len(labels), "labels": _encode(labels)}
+        obs, transitions = observations_from_traces([PTrace.from_events(e) for e in group])
         if not obs:
             continue
         cal = calibrate(obs, transitions, n_boot=django_settings.TA_CALIBRATION_BOOTSTRAP, seed=0)
         # NaN (an unidentified α, β) becomes null: jsonb, and JSON itself, have no NaN.
         params = json_safe({**cal.to_dict(), "samples": [s.to_dict() for s in cal.samples]})
+        if execution is not None:
+            params["execution"] = execution
+        unidentified = any(math.isnan(getattr(cal.params, k)) for k in ("alpha", "beta"))
+        if not execute and unidentified and any(_has_hidden_tests(e) for e in group):
+            params["not_applicable"] = NO_EXECUTION_LABELS
         Calibration.objects.update_or_create(
             run=run,
             model=model,
             verifier=verifier,
-            defaults={"traces": len(traces), "observations": cal.n_observations, "params": params},
+            defaults={"traces": len(group), "observations": cal.n_observations, "params": params},
         )

@@ -7,6 +7,7 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 from auditor.runs.models import AuditItem, AuditResult, AuditRun
+from auditor.runs.stats_display import delta_display
 from traces import selectors as trace_selectors
 from traces.models import Upload
 
@@ -42,8 +43,22 @@ def policy_tables(run: AuditRun) -> list[dict]:
     for policy in run.policies:
         s = (run.summary or {}).get(policy) or {}
         overall = s.get("overall") or {}
-        cats = [{"category": c, **row} for c, row in (s.get("per_category") or {}).items()]
-        out.append({"policy": policy, "summary": s, "overall": overall, "categories": cats})
+        cats = [
+            {"category": c, **row, "d": delta_display(row)}
+            for c, row in (s.get("per_category") or {}).items()
+        ]
+        out.append(
+            {
+                "policy": policy,
+                "summary": s,
+                "overall": overall,
+                "d": delta_display(overall),
+                "not_applicable": s.get("not_applicable") or {},
+                # the seed paper's own table (policies.paper_tables), under the policy's name
+                "paper": s.get(policy) or {},
+                "categories": cats,
+            }
+        )
     return out
 
 
@@ -62,7 +77,9 @@ def transition_matrix(run: AuditRun) -> dict[str, list[list[dict]]]:
     guarded success (yes, no, unknown) — the 2×2 of SPEC §5.5 plus the unknowns."""
     counts: dict[tuple, int] = {}
     for r in (
+        # not-applicable results are no (actor, guarded) pair: shown apart, never as "same"
         AuditResult.objects.filter(run=run)
+        .exclude(transition=AuditResult.Transition.NOT_APPLICABLE)
         .values("policy", "actor_success", "guarded_success")
         .annotate(n=Count("id"))
         .order_by()

@@ -9,6 +9,7 @@ from django.conf import settings as django_settings
 from django.db.models import Count, Q
 
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from auditor.runs.stats_display import policy_statistics
 from policies.report import summarise_run
 from traces.models import Trace
 
@@ -39,6 +40,11 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
     counts = {
         "n": Count("id"),
         "applied": Count("id", filter=Q(applied=True)),
+        # Successes are counted over known outcomes and printed as "k of known n": a count of
+        # True alone over all n reads every unknown as a failure.
+        # (the known counts come first: an annotation named like a field shadows it after)
+        "actor_known": Count("id", filter=Q(actor_success__isnull=False)),
+        "guarded_known": Count("id", filter=Q(guarded_success__isnull=False)),
         "actor_success": Count("id", filter=Q(actor_success=True)),
         "guarded_success": Count("id", filter=Q(guarded_success=True)),
         **{t: Count("id", filter=Q(transition=t)) for t in AuditResult.Transition.values},
@@ -49,9 +55,15 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         per_policy[policy] = r
     for policy in run.policies:
         per_policy.setdefault(policy, dict.fromkeys(counts, 0))
-        overall = ((run.summary or {}).get(policy) or {}).get("overall")
+        summary = (run.summary or {}).get(policy) or {}
+        overall = summary.get("overall")
         if overall:  # Δ with its CI and the McNemar test, from the run-level tables
             per_policy[policy]["overall"] = overall
+            # the shaping every page uses: n_unknown, bounds, no degenerate CI with unknowns
+            per_policy[policy]["statistics"] = policy_statistics(summary)
+        paper = summary.get(policy)
+        if paper is not None:  # the seed paper's own table (policies.paper_tables)
+            per_policy[policy]["paper_table"] = paper
     return {
         "run": run.pk,
         "status": run.status,

@@ -22,6 +22,7 @@ from auditor.runs.services import (
     audit_run_create,
     audit_run_retry_errors,
 )
+from auditor.runs.stats_display import delta_display
 from common.rendering import render_page_or_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
@@ -60,8 +61,8 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
                     "policy": t["policy"],
                     "rescue": tr.get("rescue", 0),
                     "harm": tr.get("harm", 0),
-                    "delta": o.get("delta"),
-                    "ci": o.get("ci"),
+                    "d": delta_display(o),
+                    "na": tr.get("not_applicable", 0),
                     "rescue_url": _list_url(
                         project.pk, run=latest.pk, policy=t["policy"], transition="rescue"
                     ),
@@ -159,7 +160,14 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             cells = []
             for r in (a, b):
                 o = (((r.summary or {}).get(p)) or {}).get("overall") or {}
-                cells.append({"o": o, "t": o.get("transitions") or {}, "has": p in r.policies})
+                cells.append(
+                    {
+                        "o": o,
+                        "d": delta_display(o),
+                        "t": o.get("transitions") or {},
+                        "has": p in r.policies,
+                    }
+                )
             rows.append({"policy": p, "a": cells[0], "b": cells[1]})
         diff = selectors.transitions_differing(a, b)
         ctx.update(

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from auditor.runs.calibration import verifier_of
+from auditor.runs.calibration import executed_labels, label_events, verifier_of
 from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
@@ -41,6 +41,8 @@ class _AuditorCache:
         self.run = run
         self.options = judge_options(run.judge)
         self.cals = {(c.model, c.verifier): c.params for c in Calibration.objects.filter(run=run)}
+        # labels the calibration executed (project switch): every chunk audits labelled events
+        self.executed = executed_labels(run)
         self.cache: dict[tuple, Auditor] = {}
 
     def for_trace(self, header: dict, model: str, events: list[dict]) -> Auditor:
@@ -128,7 +130,7 @@ def _audit_batch(
     done: list[int] = []
     failed: list[tuple[int, str]] = []
     for trace in traces:
-        events = events_by_trace[trace.pk]
+        events = label_events(events_by_trace[trace.pk], auditors.executed)
         try:
             auditor = auditors.for_trace(trace.header or {}, trace.model, events)
             results = auditor.audit(events)

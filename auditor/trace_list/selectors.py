@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.core.cache import cache
 from django.db.models import Count, Exists, Max, OuterRef, QuerySet
+from django.db.models.fields.json import KT
 
 from auditor.runs.models import AuditResult, AuditRun
 from traces import search
@@ -113,7 +114,10 @@ def result_badges(*, run: AuditRun, trace_ids: list[int]) -> dict[int, list[dict
     rows = (
         AuditResult.objects.filter(run=run, trace_id__in=trace_ids)
         .order_by("trace_id", "policy")
-        .values("trace_id", "policy", "transition", "applied")
+        # the reason a policy did not apply, read out of the record in the database (the
+        # record itself can be large): shown beside "not_applicable", never as "same"
+        .annotate(na_reason=KT("record__not_applicable"))
+        .values("trace_id", "policy", "transition", "applied", "na_reason")
     )
     order = {p: i for i, p in enumerate(run.policies)}
     for r in rows:

@@ -132,6 +132,8 @@ def pages(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untype
         ("get", f"/exports/{e}/download/", read),
         ("post", f"/projects/{p}/tokens/", {**owner_only, "owner": 302}),
         ("post", f"/projects/{p}/tokens/{w['token'].pk}/revoke/", {**owner_only, "owner": 302}),
+        # the code-execution switch: owners only; no value is a clear 400, never a change
+        ("post", f"/projects/{p}/sandbox/", {**owner_only, "owner": 400}),
         ("post", f"/uploads/{u}/retry/", {**write, "owner": 302, "annotator": 302}),
         ("post", f"/audits/{r}/retry/", {**write, "owner": 302, "annotator": 302}),
     ]

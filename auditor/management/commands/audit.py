@@ -25,6 +25,7 @@ from auditor.runs.services import (
     audit_run_start,
     parse_set_options,
 )
+from auditor.runs.stats_display import delta_text
 from auditor.runs.summary import audit_run_counts
 from policies import POLICIES
 from traces.models import Project
@@ -96,16 +97,15 @@ class Command(BaseCommand):
             f"run #{run.pk}: {run.status}, {counts['traces']} traces, {counts['errors']} errors"
         )
         for policy, c in counts["policies"].items():
-            overall = c.get("overall") or {}
-            delta = overall.get("delta")
-            ci = overall.get("ci") or [None, None]
-            extra = (
-                f", Δ {delta:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
-                if isinstance(delta, float) and None not in ci
-                else ""
-            )
             self.stdout.write(
-                f"  {policy:<10} applied {c['applied']:>5}  actor ok {c['actor_success']:>5}  "
-                f"guarded ok {c['guarded_success']:>5}  rescue {c['rescue']:>4}  "
-                f"harm {c['harm']:>4}  unknown {c['unknown']:>5}{extra}"
+                f"  {policy:<10} applied {c['applied']:>5}  "
+                f"actor ok {c['actor_success']} of {c['actor_known']} known  "
+                f"guarded ok {c['guarded_success']} of {c['guarded_known']} known  "
+                f"rescue {c['rescue']:>4}  harm {c['harm']:>4}  unknown {c['unknown']:>5}  "
+                f"not applicable {c['not_applicable']:>5}"
             )
+            stats = c.get("statistics")
+            if stats:
+                self.stdout.write(f"             {delta_text(stats)}")
+                for reason, n in stats["not_applicable_reasons"].items():
+                    self.stdout.write(f"             not applicable ({reason}): {n}")

@@ -40,6 +40,68 @@ def _theta_line(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 FEEDBACK_COLOURS = {True: "#1d7a46", False: "#b42318", None: "#98a2b3"}
 
 
+def _segments(pts: list[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """A claim's points split into its versions: a new segment where the version changes (or,
+    in a record stored before versions, where a point is marked revised)."""
+    out: list[list[Mapping[str, Any]]] = []
+    for p in pts:
+        starts = not out or p.get("revised") or p.get("version") != out[-1][-1].get("version")
+        if starts:
+            out.append([])
+        out[-1].append(p)
+    return out
+
+
+def _version_traces(
+    cid: str, pts: list[Mapping[str, Any]], versions: list[Any]
+) -> list[dict[str, Any]]:
+    """One plotly line per claim VERSION: a changed text is a new claim meaning, so no line
+    joins two versions (issue 13 §1). Versions of one claim share a legend group and colour
+    group; a later version is named with the one it revises."""
+    texts = {
+        v.get("version"): visible(str(v.get("text", "")))
+        for v in versions
+        if isinstance(v, Mapping)
+    }
+    out = []
+    for n, seg in enumerate(_segments(pts), start=1):
+        version = seg[0].get("version") or n
+        name = f"{cid} v{version}" + (f" (revises v{version - 1})" if version > 1 else "")
+        text = texts.get(version, "")
+        hover = [
+            f"{name} @ event {p.get('record')}: {fmt_num(p.get('confidence'), 2)}"
+            + (f" · “{short(text, 80)}”" if text else "")
+            + (" · post-complaint record" if p.get("post_complaint") else "")
+            for p in seg
+        ]
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": name,
+                "legendgroup": cid,
+                "x": [p.get("record") for p in seg],
+                "y": [finite(p.get("confidence")) for p in seg],
+                "text": hover,
+                "hoverinfo": "text",
+                "line": {"dash": "solid" if version == 1 else "dash"},
+                "marker": {
+                    "symbol": [
+                        "x"
+                        if p.get("post_complaint")
+                        else "diamond"
+                        if i == 0 and version > 1
+                        else "circle"
+                        for i, p in enumerate(seg)
+                    ],
+                    "size": 10,
+                },
+                "meta": {"claim": cid, "version": version},
+            }
+        )
+    return out
+
+
 def checklist_panel(
     record: Mapping[str, Any], claims_events: Iterable[Mapping[str, Any]] = ()
 ) -> dict[str, Any]:
@@ -48,6 +110,7 @@ def checklist_panel(
     feedback (valid / mistaken) and flags marked (SPEC §5.2)."""
     timeline = as_dict(record.get("timeline"))
     per_claim = as_dict(timeline.get("claims"))
+    versions = as_dict(timeline.get("versions"))
     flags = [f for f in as_list(record.get("flags")) if isinstance(f, Mapping)]
     texts = _claim_texts(claims_events)
     flags_by_claim: dict[str, list[str]] = {}
@@ -70,29 +133,7 @@ def checklist_panel(
                 "flags": flags_by_claim.get(str(cid), []),
             }
         )
-        xs = [p.get("record") for p in pts]
-        symbols = [
-            "x" if p.get("post_complaint") else "diamond" if p.get("revised") else "circle"
-            for p in pts
-        ]
-        hover = [
-            f"{cid} @ event {p.get('record')}: {fmt_num(p.get('confidence'), 2)}"
-            + (" · revised" if p.get("revised") else "")
-            + (" · post-complaint record" if p.get("post_complaint") else "")
-            for p in pts
-        ]
-        traces.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": str(cid),
-                "x": xs,
-                "y": confs,
-                "text": hover,
-                "hoverinfo": "text",
-                "marker": {"symbol": symbols, "size": 10},
-            }
-        )
+        traces.extend(_version_traces(str(cid), pts, as_list(versions.get(cid))))
     feedback = []
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []

@@ -1,0 +1,132 @@
+"""How a policy's Δ and counts are shown (issue 13 §4): one shaping for the run page, the
+comparison, the dashboard, `audit --json` and exports, so no surface can show a number the
+others withhold.
+
+Reads the ``overall`` (or per-category) effect that `policies.report.effect` stored in the run's
+summary. Rules, all of them consequences of "never hide an unknown":
+
+- n_unknown is shown next to every Δ;
+- Δ over known pairs is labelled as such, beside the bounds (every unknown a harm / a rescue);
+- a degenerate interval (low = high, e.g. [0, 0]) is never shown while unknowns exist — not
+  even from a summary stored before the policies computed bounds;
+- the colour follows whether the headline interval excludes 0, not Δ's sign;
+- success counts are "known successes of known n".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+CI_KIND_LABELS = {
+    "known_pairs": "CI over known pairs",
+    "with_unknowns": "CI covering every unknown (bounds' bootstrap)",
+}
+
+
+def _interval(value: Any) -> list[float] | None:
+    if isinstance(value, list | tuple) and len(value) == 2 and None not in value:
+        return [float(value[0]), float(value[1])]
+    return None
+
+
+def _counts(c: Any, fallback_rate: Any) -> dict[str, Any]:
+    """'k of known n' (the stored success_counts), or only the rate from an old summary."""
+    if isinstance(c, Mapping) and "known" in c:
+        return {
+            "successes": c.get("successes"),
+            "known": c.get("known"),
+            "n": c.get("n"),
+            "rate": c.get("rate"),
+            "text": f"{c.get('successes')} of {c.get('known')} known",
+        }
+    return {"successes": None, "known": None, "n": None, "rate": fallback_rate, "text": None}
+
+
+def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Display fields of one stored effect (`policies.report.effect`); every key present."""
+    o = o or {}
+    transitions = o.get("transitions") or {}
+    n_unknown = o.get("n_unknown")
+    if n_unknown is None:  # a summary stored before n_unknown existed
+        n_unknown = int(transitions.get("unknown") or 0)
+    has_unknowns = bool(n_unknown)
+    ci_known = _interval(o.get("ci_known") if "ci_known" in o else o.get("ci"))
+    ci = _interval(o.get("ci"))
+    ci_kind = o.get("ci_kind") or ("known_pairs" if ci is not None else None)
+    # policies.delta already withholds it (ci_known None, ci_known_degenerate true)
+    withheld = bool(has_unknowns and o.get("ci_known_degenerate"))
+    if has_unknowns and ci_known is not None and ci_known[0] == ci_known[1]:
+        ci_known, withheld = None, True
+    if has_unknowns and ci is not None and ci[0] == ci[1] and ci_kind != "with_unknowns":
+        # an old summary's known-pairs CI as headline: it would read as certainty
+        ci, ci_kind, withheld = None, None, True
+    bounds = _interval(o.get("bounds"))
+    excludes_zero = o.get("excludes_zero")
+    if ci is None:
+        excludes_zero = None
+    elif excludes_zero is None:
+        excludes_zero = ci[0] > 0.0 or ci[1] < 0.0
+    # The colour class: which side of 0 the whole interval lies on, or neither.
+    if excludes_zero is None or ci is None:
+        significance = "none"
+    elif excludes_zero:
+        significance = "sig-pos" if ci[0] > 0.0 else "sig-neg"
+    else:
+        significance = "nonsig"
+    delta_known = o.get("delta_known", o.get("delta"))
+    return {
+        "n": o.get("n"),
+        "n_applicable": o.get("n_applicable", o.get("n")),
+        "n_not_applicable": o.get("n_not_applicable", transitions.get("not_applicable", 0)),
+        "n_known": o.get("n_known", o.get("n_paired")),
+        "n_unknown": n_unknown,
+        "delta_known": delta_known,
+        "ci_known": ci_known,
+        "ci_known_withheld": withheld,
+        "bounds": bounds,
+        "ci": ci,
+        "ci_kind": ci_kind,
+        "ci_label": CI_KIND_LABELS.get(str(ci_kind), "CI"),
+        "level": o.get("level", 0.95),
+        "excludes_zero": excludes_zero,
+        "significance": significance,
+        "actor": _counts(o.get("actor_counts"), o.get("actor_success")),
+        "guarded": _counts(o.get("guarded_counts"), o.get("guarded_success")),
+        "transitions": dict(transitions),
+        "mcnemar_p": o.get("mcnemar_p"),
+    }
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:+.3f}" if isinstance(x, int | float) else "—"
+
+
+def _fmt_interval(iv: list[float] | None) -> str:
+    return f"[{_fmt(iv[0])}, {_fmt(iv[1])}]" if iv else "—"
+
+
+def delta_text(d: Mapping[str, Any]) -> str:
+    """One line for the CLI: Δ over known pairs, its CI, the bounds, the headline CI, n_unknown."""
+    known_ci = (
+        "withheld (degenerate while unknowns exist)"
+        if d["ci_known_withheld"] and d["ci_known"] is None
+        else _fmt_interval(d["ci_known"])
+    )
+    return (
+        f"Δ known pairs {_fmt(d['delta_known'])} CI {known_ci}; "
+        f"bounds (unknowns all harm / all rescue) {_fmt_interval(d['bounds'])}; "
+        f"{d['ci_label']} {_fmt_interval(d['ci'])}; n_unknown {d['n_unknown']}"
+    )
+
+
+def policy_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A policy's statistics for JSON (CLI, exports): the overall display, not-applicable counts
+    by reason, and the unknowns' annotation queue length."""
+    s = summary or {}
+    d = delta_display(s.get("overall"))
+    return {
+        **d,
+        "not_applicable_reasons": dict(s.get("not_applicable") or {}),
+        "annotation_queue": len(s.get("annotation_queue") or []),
+    }
