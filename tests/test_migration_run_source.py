@@ -1,5 +1,5 @@
 """Data migration of issue 14: uploads stored before runs existed get the model, agent and
-benchmark their traces share (traces.0007_upload_run_source_backfill); trace ids stay."""
+benchmark their traces share (traces.0008_upload_run_source_backfill); trace ids stay."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("traces", "0006_upload_run_source")]
+BEFORE = [("traces", "0007_upload_run_source")]
 
 
 def test_existing_uploads_get_the_run_their_traces_share(postgres, transactional_db):  # type: ignore[no-untyped-def]

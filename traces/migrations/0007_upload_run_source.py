@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("traces", "0005_event_search"),
+        ("traces", "0006_project_sandbox_switch"),
     ]
 
     operations = [

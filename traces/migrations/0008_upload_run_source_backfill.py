@@ -30,6 +30,6 @@ def backfill(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [("traces", "0006_upload_run_source")]
+    dependencies = [("traces", "0007_upload_run_source")]
 
     operations = [migrations.RunPython(backfill, migrations.RunPython.noop)]
