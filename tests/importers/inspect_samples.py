@@ -14,8 +14,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from traces.importers.inspect_log import off_event_loop
+
 
 def write_log(out_dir: Path, log_format: str = "eval") -> Path:
+    # Inspect starts its own event loop: off any running one (Playwright's, in a full run).
+    return off_event_loop(_write_log, out_dir, log_format)
+
+
+def _write_log(out_dir: Path, log_format: str) -> Path:
     import inspect_ai.model._model as model_module
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample

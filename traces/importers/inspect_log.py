@@ -12,12 +12,14 @@ score in `outcome.details`. A sample that errored keeps the error in the header'
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib
 import os
 import re
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from ._common import RecordFailed, Trace, internal_error, short
@@ -58,7 +60,7 @@ class InspectLogImporter:
                 tmp.write(data)
             del data
             try:
-                log = log_module.read_eval_log(path)
+                log = off_event_loop(log_module.read_eval_log, path)
             except Exception as exc:  # noqa: BLE001 — any reader failure is this file's error
                 report.error(
                     line=0,
@@ -83,6 +85,17 @@ class InspectLogImporter:
                 internal_error(trace, exc)
                 continue
             yield from trace.source_events()
+
+
+def off_event_loop(fn: Any, *args: Any) -> Any:
+    """Call `fn` where no asyncio loop runs: inspect_ai's reader starts its own loop, which
+    fails inside a running one (an async caller, or Playwright's sync API in the same thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(fn, *args).result()
 
 
 def outcome(scores: dict | None) -> dict:
