@@ -11,3 +11,5 @@ class AuditorConfig(AppConfig):
         from auditor.runs.work import run_finished
 
         run_finished.connect(on_run_finished, dispatch_uid="human-gate-review-queue")
+        # Connects the receiver that re-creates an uploaded export's decisions and verdicts.
+        from auditor.exports import reimport  # noqa: F401

@@ -122,6 +122,17 @@ class Upload(Job):
     )
     failure = models.TextField(blank=True, help_text="why the whole upload failed, if it did")
     report = models.JSONField(default=dict, blank=True, help_text="importer mapping report")
+    # The run this file records (issue 14): what the uploader said, else what the importer read
+    # from the file. Importers put it into their trace ids, so runs of the same tasks coexist.
+    run_model = models.CharField(max_length=200, blank=True)
+    run_agent = models.CharField(max_length=200, blank=True)
+    run_benchmark = models.CharField(max_length=200, blank=True)
+    run_label = models.CharField(max_length=200, blank=True)
+    # The path the CLI was given (directories name the model in BFCL's layout); `filename`
+    # keeps only the last part.
+    origin_path = models.CharField(max_length=500, blank=True)
+    # A re-imported export: also re-create its decisions and verdicts (an imported audit run).
+    with_annotations = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -163,6 +174,8 @@ class Trace(models.Model):
     benchmark = models.CharField(max_length=200, blank=True, db_index=True)
     category = models.CharField(max_length=200, blank=True, db_index=True)
     task_id = models.CharField(max_length=255, blank=True, db_index=True)
+    # The upload's run label, copied so filters and exports need no join.
+    run_label = models.CharField(max_length=200, blank=True, db_index=True)
     outcome_success = models.BooleanField(null=True, db_index=True)
     outcome_reward = models.FloatField(null=True)
     header = models.JSONField(default=dict, blank=True)

@@ -29,6 +29,7 @@ from common.rendering import render_page_or_fragment
 from traces import selectors
 from traces.links import page_url
 from traces.models import ProjectToken, Upload
+from traces.run_source import RunSource
 from traces.services import FORMATS, UploadRejected, upload_create, upload_retry
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "trace-v1.schema.json"
@@ -114,6 +115,13 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
                     fmt=fmt,
                     source=Upload.Source.WEB,
                     user=request.user,
+                    run=RunSource(
+                        model=request.POST.get("run_model", ""),
+                        agent=request.POST.get("run_agent", ""),
+                        benchmark=request.POST.get("run_benchmark", ""),
+                        label=request.POST.get("run_label", ""),
+                    ),
+                    with_annotations=request.POST.get("with_annotations") == "on",
                 )
             except UploadRejected as exc:
                 error = str(exc)
