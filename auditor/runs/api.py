@@ -123,6 +123,12 @@ class RunCreate(APIView):
 
 
 class RunDetail(APIView):
-    @extend_schema(summary="Audit run status, counts, TwinCheck report and model calls")
+    @extend_schema(
+        summary="Audit run status, counts, TwinCheck report and model calls",
+        responses={
+            200: OpenApiResponse(description="what `audit --json` prints, with status_url"),
+            404: OpenApiResponse(description="no such run (or not a member of its project)"),
+        },
+    )
     def get(self, request: Request, pk: int) -> Response:
         return Response(_body(request, selectors.run_get(user=request.user, run_id=pk)))
