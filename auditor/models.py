@@ -4,6 +4,7 @@ are those they always had."""
 
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
 from auditor.exports.models import Export
+from auditor.llm.models import ModelCallRecord, RunModelUsage
 from auditor.runs.models import AuditItem, AuditResult, AuditRun, Calibration
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "AuditRun",
     "Calibration",
     "Export",
+    "ModelCallRecord",
     "ResultOverride",
+    "RunModelUsage",
     "Verdict",
 ]

@@ -65,6 +65,7 @@ TRACES_PAGES = {
     "project": "auditor:project",
     "trace": "auditor:trace",
     "trace-list": "auditor:trace-list",
+    "audit-new": "auditor:run-new",
 }
 WSGI_APPLICATION = "auditor.wsgi.application"
 
@@ -198,11 +199,8 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_step": 0.2,
     "interval_max": 0.5,
 }
-# The `openai` judge: any OpenAI-compatible chat-completions endpoint.
-TA_JUDGE_BASE_URL = env_str("TA_JUDGE_BASE_URL", "")
-TA_JUDGE_MODEL = env_str("TA_JUDGE_MODEL", "")
-TA_JUDGE_API_KEY = env_str("TA_JUDGE_API_KEY", "")
-TA_JUDGE_TIMEOUT = env_float("TA_JUDGE_TIMEOUT", 30.0, minimum=0.1)
+# Model endpoints are per audit run (AuditRun.model_settings, docs/models.md); the key is read
+# by the worker from the environment variable the run names (default TA_MODEL_API_KEY).
 
 # --- Storage (raw uploads, exports) ---------------------------------------------------------
 MEDIA_ROOT = Path(env_str("TA_MEDIA_ROOT", str(VAR_DIR / "media")))

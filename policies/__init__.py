@@ -15,7 +15,6 @@ from .decision import Decision, GuardPolicy
 from .environment import Environment, ToolOutcome, ToyEnvironment
 from .extractors import ExtractorSettings, answers_agree, extract_answer
 from .heuristic_judge import HeuristicJudge
-from .judge_openai import OpenAIJudge
 from .judge_registry import make_judge, register_judge
 from .judges import HumanJudge, Judge, RecordedJudge, Verdict
 from .replay import ReplayResult, replay
@@ -41,7 +40,6 @@ __all__ = [
     "HeuristicJudge",
     "HumanJudge",
     "Judge",
-    "OpenAIJudge",
     "PolicyResult",
     "RecordedJudge",
     "ReplayResult",

@@ -12,7 +12,8 @@ from .commit_live import Responder
 from .decision import GuardPolicy
 from .environment import Environment
 from .jsonsafe import json_safe
-from .judges import Judge, make_judge
+from .judge_registry import make_judge
+from .judges import Judge
 from .replay import Continuer, replay
 from .settings import policy_settings
 from .trace import JsonDict, Trace
@@ -195,7 +196,8 @@ def audit_trace(
     ``events``: the trace's v1 event dicts (any order; ``seq`` decides). ``settings``: per
     policy, a dict of that policy's settings fields (unknown keys raise ``ValueError``).
     ``judge``: a `Judge` or a backend name ("heuristic" default, "recorded", "human",
-    "openai" with ``judge_options`` such as base_url/model/api_key/timeout or verdicts).
+    "llm" (alias "openai") with ``judge_options`` — `ModelConfig` fields, or a ``client`` — or
+    "human" with ``verdicts``).
     ``environment``: an `Environment` for spliced continuations, else None. ``continuer``: a
     live continuation (`policies.replay.Continuer`), else None. ``responder`` / ``labeler``:
     the commit rule's live re-check / "pick one" calls and its answer-agreement model (chat

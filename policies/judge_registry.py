@@ -22,9 +22,9 @@ JudgeSpec = str | Judge | None
 _FACTORIES: dict[str, JudgeFactory] = {}
 _ALIASES: dict[str, str] = {}
 
-#: Backends imported on first use: name → "module:factory". ``openai`` is the model judge's
-#: old name, kept by `policies.judge_openai` (it still takes the app's in-memory key).
-BACKEND_MODULES: dict[str, str] = {"openai": "policies.judge_openai:OpenAIJudge"}
+#: Backends imported on first use: name → "module:factory" (``llm`` is registered below with
+#: a function-level import instead, and ``openai`` is its old name, kept as an alias).
+BACKEND_MODULES: dict[str, str] = {}
 
 
 def register_judge(name: str, factory: JudgeFactory, *, aliases: Iterable[str] = ()) -> None:
@@ -72,12 +72,13 @@ def make_judge(spec: JudgeSpec, **options: Any) -> Judge:
 def _llm(**options: Any) -> Judge:
     """The ``llm`` judge (`policies.llm.judge`), imported on first use: it brings the HTTP
     client stack, which an offline audit never needs."""
+    # In the function: the HTTP client stack is for model-backed runs only.
     from .llm.judge import make_llm_judge
 
     return make_llm_judge(options)
 
 
 register_judge("heuristic", HeuristicJudge)
-register_judge("llm", _llm)
+register_judge("llm", _llm, aliases=("openai",))
 register_judge("recorded", RecordedJudge)
 register_judge("human", lambda verdicts=None: HumanJudge(verdicts or {}))

@@ -23,6 +23,7 @@ from .facts import TraceFacts, canonical_args
 from .trace import Judgment, Trace, event_from_dict
 
 if TYPE_CHECKING:
+    # Types only: judge_registry imports this module for the built-in backends.
     from .judge_registry import JudgeSpec
 
 Orientation = Literal["actor_first", "twin_first"]
@@ -202,6 +203,7 @@ class HumanJudge:
 
 def make_judge(spec: JudgeSpec, **options: Any) -> Judge:
     """Kept for old imports: backend selection lives in `policies.judge_registry`."""
+    # In the function: judge_registry imports this module (its built-in backends live here).
     from .judge_registry import make_judge as _make
 
     return _make(spec, **options)

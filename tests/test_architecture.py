@@ -2,9 +2,8 @@
 contracts in pyproject.toml, also run by scripts/test), no import cycle that is not cut by a
 function-level import with a comment saying why, and no oversized module.
 
-`policies` is left out of the cycle check for now: its judges' import cycle (judges,
-judge_registry, heuristic_judge, llm.judge) is the policy engineers' to remove; add it to
-PACKAGES once that lands.
+`policies` is in the cycle check too: its judges' registry is reached from `policies.judges`
+only through commented function-level and type-only imports.
 """
 
 from __future__ import annotations
@@ -17,6 +16,8 @@ import grimp
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("auditor", "traces", "common")
+# The cycle check also covers policies (its size rule is the policy engineers' to adopt).
+CYCLE_PACKAGES = (*PACKAGES, "policies")
 MAX_LINES = 400  # a module to read in one sitting (STYLE); the exceptions hold one job each
 ONE_JOB_EXCEPTIONS = {
     # BFCL's importer: one format, its many real-world quirks (docs/importers.md).
@@ -27,7 +28,7 @@ ONE_JOB_EXCEPTIONS = {
 
 
 def _graph() -> grimp.ImportGraph:
-    return grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
+    return grimp.build_graph(*CYCLE_PACKAGES, include_external_packages=False, cache_dir=None)
 
 
 def _explained_lazy_import(module: str, line_number: int) -> bool:

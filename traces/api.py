@@ -14,7 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from traces import selectors
+<<<<<<< HEAD
 from traces.models import Project, ProjectToken, Upload
+=======
+from traces.models import Project, Upload
+from traces.run_source import RunSource
+>>>>>>> main
 from traces.serializers import (
     EventSerializer,
     TraceSerializer,
@@ -82,6 +87,10 @@ def _target_project(request: Request, name: str | None) -> Project:
     return project
 
 
+# What an upload may state about its run (form fields or query parameters `run_<part>`).
+RUN_PARTS = ("model", "agent", "benchmark", "label")
+
+
 class UploadListCreate(APIView):
     parser_classes = [MultiPartParser, FormParser, RawBodyParser]
     token_scope = ProjectToken.Scope.UPLOAD  # an agent's upload-only token sends and lists
@@ -98,6 +107,8 @@ class UploadListCreate(APIView):
             OpenApiParameter("format", str, enum=list(FORMATS), required=False),
             OpenApiParameter("filename", str, required=False),
             OpenApiParameter("project", str, required=False),
+            *(OpenApiParameter(f"run_{k}", str, required=False) for k in RUN_PARTS),
+            OpenApiParameter("with_annotations", bool, required=False),
         ],
         request={
             "multipart/form-data": UploadFormSerializer,
@@ -123,12 +134,17 @@ class UploadListCreate(APIView):
             filename = fileobj.name
             fmt = form.validated_data["format"]
             project_name = form.validated_data.get("project") or request.query_params.get("project")
+            given = form.validated_data
+            with_annotations = form.validated_data["with_annotations"]
         else:
             fileobj = _read_raw_body(request)
             filename = request.query_params.get("filename") or "upload.jsonl"
             fmt = request.query_params.get("format", "auto")
             project_name = request.query_params.get("project")
+            given = request.query_params
+            with_annotations = request.query_params.get("with_annotations") in ("1", "true")
         project = _target_project(request, project_name)
+        run = RunSource(**{k: given.get(f"run_{k}") or "" for k in RUN_PARTS})
         upload, created = upload_create(
             project=project,
             fileobj=fileobj,
@@ -136,6 +152,8 @@ class UploadListCreate(APIView):
             fmt=fmt,
             source=Upload.Source.API,
             user=request.user,
+            run=run,
+            with_annotations=with_annotations,
         )
         upload.duplicate = not created  # type: ignore[attr-defined]
         body = UploadCreatedSerializer(upload, context={"request": request}).data
@@ -166,7 +184,7 @@ class TraceList(generics.ListAPIView):
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         qs = selectors.trace_list(user=self.request.user).order_by("id")
-        for field in ("agent", "model", "benchmark", "category", "task_id"):
+        for field in ("agent", "model", "benchmark", "category", "task_id", "run_label"):
             value = self.request.query_params.get(field)
             if value:
                 qs = qs.filter(**{field: value})

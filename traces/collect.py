@@ -171,6 +171,20 @@ class Collector:
             payload,
         )
 
+    def rejected_all(self, fmt: str) -> str:
+        """One sentence for a file whose every record was rejected: the format it was read as
+        and the problem most of its reported errors share (usually one missing field)."""
+        counts: dict[tuple[str, str], int] = {}
+        for e in self.errors:
+            counts[(e.path, e.message)] = counts.get((e.path, e.message), 0) + 1
+        if not counts:
+            return f"every record was rejected when read as {fmt}"
+        (path, message), n = max(counts.items(), key=lambda kv: kv[1])
+        return (
+            f"every record was rejected when read as {fmt}; the most common problem "
+            f"({n} of the first {len(self.errors)} errors) is at {path}: {message}"
+        )
+
     def finish(self) -> tuple[list[TraceState], list[TraceState]]:
         """The rules judged at the end. Returns (accepted, rejected) trace states."""
         accepted: list[TraceState] = []

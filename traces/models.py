@@ -162,6 +162,17 @@ class Upload(Job):
     )
     failure = models.TextField(blank=True, help_text="why the whole upload failed, if it did")
     report = models.JSONField(default=dict, blank=True, help_text="importer mapping report")
+    # The run this file records (issue 14): what the uploader said, else what the importer read
+    # from the file. Importers put it into their trace ids, so runs of the same tasks coexist.
+    run_model = models.CharField(max_length=200, blank=True)
+    run_agent = models.CharField(max_length=200, blank=True)
+    run_benchmark = models.CharField(max_length=200, blank=True)
+    run_label = models.CharField(max_length=200, blank=True)
+    # The path the CLI was given (directories name the model in BFCL's layout); `filename`
+    # keeps only the last part.
+    origin_path = models.CharField(max_length=500, blank=True)
+    # A re-imported export: also re-create its decisions and verdicts (an imported audit run).
+    with_annotations = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -178,6 +189,19 @@ class Upload(Job):
     def get_absolute_url(self) -> str:
         return reverse("traces:upload", args=[self.pk])
 
+    @property
+    def shown_status(self) -> str:
+        """The status a person reads: a finished upload that rejected traces or lines is "done
+        with errors", never a green "done" (3 of 4 traces rejected is not a success). The job
+        status stays "done": the lifecycle is finished either way."""
+        if self.status == self.Status.DONE and (self.traces_rejected or self.error_count):
+            return "done with errors"
+        return self.status
+
+    @property
+    def needs_attention(self) -> bool:
+        return self.status == self.Status.FAILED or self.shown_status == "done with errors"
+
 
 class Trace(models.Model):
     """One agent trace. Visible only once its upload is done (see selectors)."""
@@ -190,6 +214,8 @@ class Trace(models.Model):
     benchmark = models.CharField(max_length=200, blank=True, db_index=True)
     category = models.CharField(max_length=200, blank=True, db_index=True)
     task_id = models.CharField(max_length=255, blank=True, db_index=True)
+    # The upload's run label, copied so filters and exports need no join.
+    run_label = models.CharField(max_length=200, blank=True, db_index=True)
     outcome_success = models.BooleanField(null=True, db_index=True)
     outcome_reward = models.FloatField(null=True)
     header = models.JSONField(default=dict, blank=True)

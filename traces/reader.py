@@ -144,12 +144,18 @@ class LineError:
     message: str
 
     def to_dict(self) -> dict:
+        # The report is stored as jsonb, which cannot hold U+0000; a NUL read from a broken line
+        # (a raw 0x00 inside a trace id, say) is shown as U+FFFD, as invalid UTF-8 already is.
         return {
             "line": self.line,
-            "trace_id": self.trace_id,
-            "path": self.path,
-            "message": self.message,
+            "trace_id": _storable(self.trace_id),
+            "path": _storable(self.path),
+            "message": _storable(self.message),
         }
+
+
+def _storable(text: str | None) -> str | None:
+    return text.replace("\x00", "\ufffd") if text else text
 
 
 @dataclass(frozen=True, slots=True)

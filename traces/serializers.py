@@ -22,6 +22,11 @@ class UploadSerializer(serializers.ModelSerializer):
             "format_requested",
             "format_detected",
             "source",
+            "run_model",
+            "run_agent",
+            "run_benchmark",
+            "run_label",
+            "with_annotations",
             "status",
             "progress",
             "attempts",
@@ -66,6 +71,11 @@ class UploadFormSerializer(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.CharField(required=False, default="auto")
     project = serializers.CharField(required=False, help_text="project name (session users)")
+    run_model = serializers.CharField(required=False, default="", allow_blank=True)
+    run_agent = serializers.CharField(required=False, default="", allow_blank=True)
+    run_benchmark = serializers.CharField(required=False, default="", allow_blank=True)
+    run_label = serializers.CharField(required=False, default="", allow_blank=True)
+    with_annotations = serializers.BooleanField(required=False, default=False)
 
 
 class TraceSerializer(serializers.ModelSerializer):
@@ -82,6 +92,7 @@ class TraceSerializer(serializers.ModelSerializer):
             "benchmark",
             "category",
             "task_id",
+            "run_label",
             "outcome_success",
             "outcome_reward",
             "event_count",

@@ -27,6 +27,7 @@ from traces import importers, search
 from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
+<<<<<<< HEAD
 from traces.reader import (
     LimitExceeded,
     Limits,
@@ -36,6 +37,11 @@ from traces.reader import (
     open_payload,
     parse_line,
 )
+=======
+from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
+from traces.run_source import Qualifier, RunSource, run_read
+from traces.signals import upload_done
+>>>>>>> main
 from traces.store import ChunkedStore
 from traces.validate import validate_event
 
@@ -61,6 +67,22 @@ def upload_size_check(size: int) -> None:
         )
 
 
+def run_source_check(run: RunSource) -> RunSource:
+    """Trim the stated run; reject parts that cannot be part of a trace id."""
+    parts = {}
+    for name in ("model", "agent", "benchmark", "label"):
+        value = (getattr(run, name) or "").strip()
+        if len(value) > 200:
+            raise UploadRejected(f"run {name} is longer than 200 characters")
+        if any(ch in value for ch in ":\n\r\t\x00") or (name != "benchmark" and "/" in value):
+            raise UploadRejected(
+                f"run {name} {value[:60]!r} contains ':', '/' or a line break; "
+                "these separate the parts of trace ids"
+            )
+        parts[name] = value
+    return RunSource(**parts)
+
+
 def _hash_and_size(fileobj: IO[bytes]) -> tuple[str, int]:
     digest = hashlib.sha256()
     size = 0
@@ -82,11 +104,19 @@ def upload_create(
     source: str,
     user=None,  # type: ignore[no-untyped-def]
     enqueue: bool = True,
+    run: RunSource | None = None,
+    origin_path: str = "",
+    with_annotations: bool = False,
 ) -> tuple[Upload, bool]:
     """Keep the raw file and queue it for processing. Returns (upload, created); an identical
-    file already uploaded to the project is returned as it is, with created=False."""
+    file already uploaded to the project is returned as it is, with created=False.
+
+    `run` is what the uploader states about the run the file records (blank parts are read from
+    the file); `origin_path` the path the file was read from, when it says more than its name
+    (BFCL result directories name the model)."""
     if fmt not in FORMATS:
         raise UploadRejected(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    run = run_source_check(run or RunSource())
     if isinstance(fileobj, bytes):
         fileobj = ContentFile(fileobj)
     content_hash, size = _hash_and_size(fileobj)
@@ -104,6 +134,12 @@ def upload_create(
         content_hash=content_hash,
         format_requested=fmt,
         source=source,
+        run_model=run.model,
+        run_agent=run.agent,
+        run_benchmark=run.benchmark,
+        run_label=run.label,
+        origin_path=origin_path.replace("\\", "/")[-500:],
+        with_annotations=with_annotations,
         # Token identities are not users; only people are recorded as uploaders.
         created_by=user if getattr(user, "pk", None) is not None else None,
     )
@@ -194,12 +230,24 @@ def _events(
             yield lineno, value, line
         return
     report = ImportReport(
-        format=fmt, detected=upload.format_requested == "auto", filename=upload.filename
+        format=fmt,
+        detected=upload.format_requested == "auto",
+        filename=upload.origin_path or upload.filename,
     )
-    for source_event in importers.IMPORTERS[fmt].convert(stream, report):
-        yield source_event.line, source_event.event, orjson.dumps(source_event.event)
+    importer = importers.IMPORTERS[fmt]
+    if getattr(importer, "keeps_ids", False):  # a round trip: the ids are the stored ones
+        for source_event in importer.convert(stream, report):
+            yield source_event.line, source_event.event, orjson.dumps(source_event.event)
+        name = lambda tid: tid  # noqa: E731
+    else:
+        qualifier = Qualifier(RunSource.of(upload))
+        rewrite = qualifier.event
+        for source_event in importer.convert(stream, report):
+            event = rewrite(source_event.event)
+            yield source_event.line, event, orjson.dumps(event)
+        name = qualifier.trace_id
     for err in report.errors:
-        collector.error(err.line, err.trace_id, err.path, err.message)
+        collector.error(err.line, name(err.trace_id), err.path, err.message)
     upload.report = report.to_dict()
 
 
@@ -224,7 +272,8 @@ def upload_process(*, upload_id: int) -> Upload | None:
             st.trace_id,
             "$.trace_id",
             f"trace id already stored in this project by upload #{other_upload}; "
-            "trace ids must be unique within a project",
+            "trace ids must be unique within a project (another run of the same tasks: give "
+            "this upload a model, agent or label so its trace ids name the run)",
         )
 
     size = max(upload.size, 1)
@@ -269,8 +318,11 @@ def upload_process(*, upload_id: int) -> Upload | None:
         store.close_chunk()  # the last chunk's id conflicts reject traces too
         accepted, rejected = collector.finish()
         store.finish(accepted, rejected)
+    if rejected and not accepted and upload.format_detected != "v1":
+        upload.report["rejected_all"] = collector.rejected_all(upload.format_detected)
 
     Upload.objects.filter(pk=upload.pk).update(
+        **run_read(upload, accepted),
         status=Upload.Status.DONE,
         progress=1.0,
         format_detected=upload.format_detected,
@@ -285,6 +337,9 @@ def upload_process(*, upload_id: int) -> Upload | None:
     )
     upload.refresh_from_db()
     search.index_upload_queue(upload.pk)
+    # Listeners outside traces (the auditor re-creates an export's decisions and verdicts).
+    upload_done.send(sender=Upload, upload=upload)
+    upload.refresh_from_db()
     return upload
 
 

@@ -45,14 +45,15 @@ def _clip(value: object, width: int) -> str:
     return (value if isinstance(value, str) else str(value))[:width]
 
 
-def trace_fields(header: dict | None) -> dict:
-    """The indexed columns of Trace, from a v1 header (missing parts become blank)."""
+def trace_fields(header: dict | None, upload: Upload | None = None) -> dict:
+    """The indexed columns of Trace, from a v1 header (missing parts become blank; with the
+    upload, what the uploader stated about the run fills what the header leaves blank)."""
     h = header or {}
     task = h.get("task") if isinstance(h.get("task"), dict) else {}
     outcome = h.get("outcome") if isinstance(h.get("outcome"), dict) else {}
     reward = outcome.get("reward")
     success = outcome.get("success")
-    return {
+    fields = {
         "agent": _clip(h.get("agent"), 200),
         "model": _clip(h.get("model"), 200),
         "benchmark": _clip(task.get("benchmark"), 200),
@@ -64,6 +65,16 @@ def trace_fields(header: dict | None) -> dict:
         else None,
         "header": h,
     }
+    if upload is not None:
+        for column, stated in (
+            ("model", upload.run_model),
+            ("agent", upload.run_agent),
+            ("benchmark", upload.run_benchmark),
+        ):
+            if stated and not fields[column]:
+                fields[column] = stated
+        fields["run_label"] = upload.run_label
+    return fields
 
 
 def existing_trace_ids(project_id: int, ids: list[str]) -> dict[str, int]:
@@ -254,7 +265,7 @@ class ChunkedStore:
             project_id=self.upload.project_id,
             upload=self.upload,
             external_id=st.trace_id,
-            **trace_fields(st.header),
+            **trace_fields(st.header, self.upload),
         )
 
     # -- the end ------------------------------------------------------------------------
@@ -270,7 +281,7 @@ class ChunkedStore:
                 Trace.objects.filter(pk__in=part).delete()
             late = [st for st in accepted if st.header_late]
             for st in late:
-                Trace.objects.filter(pk=st.pk).update(**trace_fields(st.header))
+                Trace.objects.filter(pk=st.pk).update(**trace_fields(st.header, self.upload))
             with connection.cursor() as cur:
                 cur.execute(
                     f"UPDATE {Trace._meta.db_table} SET event_count = ("

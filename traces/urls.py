@@ -1,11 +1,23 @@
 from django.urls import path
 
-from traces import views
+from traces import project_views, views
 
 app_name = "traces"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("projects/new/", project_views.project_new, name="project-new"),
+    path("projects/<int:pk>/members/", project_views.members, name="members"),
+    path(
+        "projects/<int:pk>/members/<int:member_id>/role/",
+        project_views.member_role,
+        name="member-role",
+    ),
+    path(
+        "projects/<int:pk>/members/<int:member_id>/remove/",
+        project_views.member_delete,
+        name="member-remove",
+    ),
     path("projects/<int:pk>/tokens/", views.token_create, name="token-create"),
     path("projects/<int:pk>/sandbox/", views.project_sandbox, name="project-sandbox"),
     path(

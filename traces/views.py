@@ -32,6 +32,7 @@ from common.rendering import render_page_or_fragment
 from traces import selectors
 from traces.links import page_url
 from traces.models import ProjectToken, Upload
+from traces.run_source import RunSource
 from traces.services import (
     FORMATS,
     UploadRejected,
@@ -138,6 +139,13 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
                     fmt=fmt,
                     source=Upload.Source.WEB,
                     user=request.user,
+                    run=RunSource(
+                        model=request.POST.get("run_model", ""),
+                        agent=request.POST.get("run_agent", ""),
+                        benchmark=request.POST.get("run_benchmark", ""),
+                        label=request.POST.get("run_label", ""),
+                    ),
+                    with_annotations=request.POST.get("with_annotations") == "on",
                 )
             except UploadRejected as exc:
                 error = str(exc)
@@ -175,9 +183,19 @@ def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "project": upload.project,
             "can_upload": selectors.can_write(user=request.user, project=upload.project),
             "traces_url": page_url("trace-list", upload.project_id),
+            "audit_url": _audit_url(upload),
         },
         fragment="#status",
     )
+
+
+def _audit_url(upload: Upload) -> str | None:
+    """ "Audit these traces": the audit form narrowed to this upload. The audit form is served
+    by auditor and named in TRACES_PAGES (traces reverses no auditor name itself)."""
+    name = (getattr(settings, "TRACES_PAGES", None) or {}).get("audit-new")
+    if not name:
+        return None
+    return reverse(name, args=[upload.project_id]) + f"?upload={upload.pk}"
 
 
 @login_required

@@ -4,6 +4,7 @@ Called by the services when an item settles or unsettles, inside the item's row 
 
 from __future__ import annotations
 
+from auditor.annotation.human_gate import pair_flow_back
 from auditor.annotation.models import AnnotationItem, ResultOverride
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.summary import audit_run_summary
@@ -17,6 +18,9 @@ def flow_back(item: AnnotationItem) -> None:
     """An outcome item's final verdict becomes the result's guarded outcome, and its
     transition rescue / harm / same; the machine values stay in a ResultOverride and the run's
     tables are recomputed."""
+    if item.kind == "pair":
+        pair_flow_back(item)  # TwinCheck's human gate: replay the trace with the verdicts
+        return
     if item.kind != "outcome" or item.final_label not in OUTCOME_VALUES:
         return
     result = AuditResult.objects.select_for_update().get(pk=item.result_id)
@@ -57,6 +61,9 @@ def flow_back(item: AnnotationItem) -> None:
 
 
 def revert_flow_back(item: AnnotationItem) -> None:
+    if item.kind == "pair":
+        pair_flow_back(item)  # the item is no longer settled: replay without its verdicts
+        return
     override = ResultOverride.objects.filter(item=item).select_related("result").first()
     if override is None:
         return

@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from auditor.annotation.flowback import flow_back, revert_flow_back
+from auditor.annotation.human_gate import pair_order
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, Verdict
 from auditor.annotation.schema import (
     FILTER_FIELDS,
@@ -79,8 +80,12 @@ def queue_create(
     return queue
 
 
-def _candidate_items(queue: AnnotationQueue) -> Iterable[AnnotationItem]:
+def _candidate_items(
+    queue: AnnotationQueue, trace_ids: Iterable[int] | None = None
+) -> Iterable[AnnotationItem]:
     results = AuditResult.objects.filter(run=queue.run).order_by("trace_id", "policy")
+    if trace_ids is not None:  # traces chosen on the list (auditor.annotation.bulk)
+        results = results.filter(trace_id__in=list(trace_ids))
     by_filter = queue.source == AnnotationQueue.Source.FILTER
     if by_filter:
         flt = queue.result_filter
@@ -218,7 +223,8 @@ def item_claim(
             )
             if candidate is None:
                 return None
-            order = _random_order() if candidate.kind == "pair" else []
+            # Pairs: the second annotator sees the other order, so two verdicts cover both.
+            order = (pair_order(candidate) or _random_order()) if candidate.kind == "pair" else []
             changed = (
                 AnnotationItem.objects.filter(pk=candidate.pk)
                 .filter(free)

@@ -9,6 +9,7 @@ app_name = "annotate"
 
 urlpatterns = [
     path("audits/<int:pk>/queues/", views_annotate.queue_list, name="queue-list"),
+    path("audits/<int:pk>/queues/add/", views_annotate.queue_add_traces, name="add-traces"),
     path("queues/<int:pk>/", views_annotate.queue_detail, name="queue"),
     path("queues/<int:pk>/settings/", views_annotate.queue_settings, name="settings"),
     path("queues/<int:pk>/annotate/", views_annotate.annotate, name="next"),

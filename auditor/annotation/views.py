@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from auditor.annotation import display, schema, selectors, services
+from auditor.annotation import bulk, display, schema, selectors, services
 from auditor.annotation.models import AnnotationItem, AnnotationQueue
 from auditor.runs.models import AuditRun
 from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
@@ -152,6 +152,9 @@ def _annotate_context(
     ctx["item"] = item
     ctx["error"] = error
     ctx["can_undo"] = bool(request.session.get(_undo_key(queue)))
+    # Pair verdicts are stored de-blinded (actor / twin): per-label counts beside the item would
+    # tell an annotator which side their last choice was. The annotate page hides them.
+    ctx["blind"] = True
     if item is not None:
         ctx["schema"] = schema.schema_for(queue, item.kind)
         ctx["show"] = display.item_display(item)
@@ -267,3 +270,37 @@ def adjudicate(request: HttpRequest, pk: int, item_pk: int) -> HttpResponse:
         "trace_url": reverse("auditor:trace", args=[item.result.trace_id]),
     }
     return render(request, "auditor/annotate_adjudicate.html", ctx, status=400 if error else 200)
+
+
+# --- traces chosen on the list -----------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def queue_add_traces(request: HttpRequest, pk: int) -> HttpResponse:
+    """From the traces list: add the checked traces to a queue of the run (an existing one, or
+    a new one asking every kind of question that applies). Owners only, as creating a queue."""
+    run = _run_get(request, pk)
+    if _role(request, run.project) != "owner":
+        raise PermissionDenied("only owners add to annotation queues")
+    back = request.POST.get("back", "")
+    back = back if back.startswith("/") and not back.startswith("//") else run.get_absolute_url()
+    try:
+        ids = [int(x) for x in request.POST.getlist("trace") if x.isdigit() and len(x) < 19]
+        target = request.POST.get("queue", "")
+        if target.isdigit():
+            queue = AnnotationQueue.objects.filter(run=run, pk=int(target)).first()
+            if queue is None:
+                raise Http404("no such queue in this run")
+        else:
+            queue = bulk.queue_for_traces(
+                run=run, name=request.POST.get("name", ""), user=request.user
+            )
+        added = bulk.queue_add_traces(queue=queue, trace_ids=ids)
+    except schema.AnnotationRejected as exc:
+        messages.error(request, str(exc))
+        return redirect(back)
+    messages.success(
+        request, f"{added} item{'s' if added != 1 else ''} added to queue {queue.name}."
+    )
+    return redirect(queue)

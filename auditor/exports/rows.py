@@ -45,6 +45,8 @@ def trace_header(t: dict) -> dict:
         "benchmark": t["benchmark"],
         "category": t["category"],
         "task_id": t["task_id"],
+        # The run the trace came from (issue 14); the model and agent columns above name it too.
+        "run_label": t.get("run_label", ""),
         "outcome": {"success": t["outcome_success"], "reward": t["outcome_reward"]},
         "event_count": t["event_count"],
     }

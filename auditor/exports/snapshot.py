@@ -87,7 +87,14 @@ class Snapshot:
     # -- traces (JSONL) --------------------------------------------------------------------
     def trace_chunks(self) -> Iterator[list[dict]]:
         """Pages of traces, cut further so a page's events stay under CHUNK_EVENTS."""
-        fields = ("id", *TRACE_FIELDS, "outcome_success", "outcome_reward", "event_count")
+        fields = (
+            "id",
+            *TRACE_FIELDS,
+            "run_label",
+            "outcome_success",
+            "outcome_reward",
+            "event_count",
+        )
         for page in keyset(self.traces, fields, self.chunk):
             part: list[dict] = []
             events = 0
@@ -154,6 +161,8 @@ class Snapshot:
                     p: policy_statistics((run.summary or {}).get(p)) for p in run.policies
                 },
                 "judge": run.judge,
+                # the key's variable name at most, never a key (auditor/llm/settings.py)
+                "model_settings": run.model_settings,
                 "environment": run.environment,
                 "trace_filter": run.trace_filter,
                 "traces_total": run.traces_total,

@@ -65,7 +65,8 @@ def export_list(request: HttpRequest, pk: int) -> HttpResponse:
         except services.ExportRejected as exc:
             error = str(exc)
         else:
-            messages.success(request, f"Export #{export.pk} is being built.")
+            # The build may be done before this page shows: say what happened, not a state.
+            messages.success(request, f"Export #{export.pk} requested; its status is below.")
             return redirect(export)
     ctx = {
         "project": project,

@@ -34,6 +34,9 @@ class AuditRun(Job):
     policies = models.JSONField(help_text="policy names, in order")
     settings = models.JSONField(default=dict, blank=True, help_text="per-policy settings")
     judge = models.CharField(max_length=20, default="heuristic")
+    # policies.llm.run.LLMSettings.to_dict(); {} = no model. Names the key's environment
+    # variable, never the key (auditor/llm/settings.py refuses one).
+    model_settings = models.JSONField(default=dict, blank=True)
     environment = models.CharField(max_length=20, default="auto")
     trace_filter = models.JSONField(default=dict, blank=True)
     traces_total = models.PositiveIntegerField(default=0)

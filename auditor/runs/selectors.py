@@ -124,6 +124,11 @@ def effective_settings(run: AuditRun) -> dict[str, object]:
     }
     for k, v in sorted((run.trace_filter or {}).items()):
         flat[f"filter.{k}"] = v
+    model = dict(run.model_settings or {})
+    for k, v in sorted((model.pop("endpoint", None) or {}).items()):
+        flat[f"model.{k}"] = v
+    for k, v in sorted(model.items()):
+        flat[f"model.{k}"] = ", ".join(v) if k == "uses" else v
     for policy in run.policies:
         used = ((run.summary or {}).get(policy) or {}).get("settings") or {}
         merged = {**used, **((run.settings or {}).get(policy) or {})}
@@ -157,24 +162,40 @@ def transitions_differing(a: AuditRun, b: AuditRun, limit: int = 200) -> dict:
     return {"rows": rows, "per_policy": per_policy, "total": sum(per_policy.values())}
 
 
+# Each list of the dashboard's "Needs attention" shows at most this many (newest first).
+ATTENTION_MAX = 10
+
+
 def project_attention(*, user, project) -> dict:  # type: ignore[no-untyped-def]
-    """What needs a person on the project dashboard."""
-    failed_uploads = list(project.uploads.filter(status=Upload.Status.FAILED)[:10])
-    runs_with_errors = list(
-        AuditRun.objects.filter(project=project, error_count__gt=0).order_by("-id")[:10]
+    """What needs a person on the project dashboard — across every run and upload, not only the
+    latest: failed uploads and uploads that rejected traces ("done with errors"), failed runs,
+    runs with traces that could not be audited, and runs with unknown outcomes to annotate."""
+    failed_uploads = list(project.uploads.filter(status=Upload.Status.FAILED)[:ATTENTION_MAX])
+    partial_uploads = list(
+        project.uploads.filter(status=Upload.Status.DONE)
+        .filter(Q(traces_rejected__gt=0) | Q(error_count__gt=0))
+        .order_by("-id")[:ATTENTION_MAX]
     )
+    runs = AuditRun.objects.filter(project=project).order_by("-id")
+    failed_runs = list(runs.filter(status=AuditRun.Status.FAILED)[:ATTENTION_MAX])
+    runs_with_errors = list(runs.filter(error_count__gt=0)[:ATTENTION_MAX])
     latest = latest_run(project=project)
     unknown = []
-    if latest is not None:
-        for policy in latest.policies:
-            t = (((latest.summary or {}).get(policy) or {}).get("overall") or {}).get(
+    for run in runs.filter(status=AuditRun.Status.DONE)[:ATTENTION_MAX]:
+        for policy in run.policies:
+            t = (((run.summary or {}).get(policy) or {}).get("overall") or {}).get(
                 "transitions"
             ) or {}
             if t.get("unknown"):
-                unknown.append({"policy": policy, "n": t["unknown"]})
+                unknown.append({"run": run, "policy": policy, "n": t["unknown"]})
     return {
         "failed_uploads": failed_uploads,
+        "partial_uploads": partial_uploads,
+        "failed_runs": failed_runs,
         "runs_with_errors": runs_with_errors,
         "unknown": unknown,
         "latest": latest,
+        "any": bool(
+            failed_uploads or partial_uploads or failed_runs or runs_with_errors or unknown
+        ),
     }

@@ -13,14 +13,14 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.utils import timezone
 
+from auditor.llm.settings import check_judge_and_model, normalise_judge
 from auditor.runs.calibration import run_calibrate
 from auditor.runs.models import AuditItem, AuditRun
-from auditor.runs.work import audit_chunk_process, finish_if_complete, judge_options
+from auditor.runs.work import audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
 from policies import POLICIES, Auditor
 from traces.models import Project, Trace, Upload
 
-JUDGES = ("heuristic", "recorded", "openai")
 ENVIRONMENTS = ("auto", "none", "bfcl")
 FILTER_FIELDS = ("model", "benchmark", "category", "agent", "upload")
 
@@ -32,11 +32,12 @@ class AuditRejected(Exception):
 # --- creating ------------------------------------------------------------------------------
 
 
-def parse_set_options(pairs: Iterable[str]) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+def parse_set_options(pairs: Iterable[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """`--set policy.key=value` → per-policy settings; `--set judge=…`/`environment=…` → run
-    options. Values are read as JSON when they parse (numbers, booleans, lists), else text."""
+    options; `--set model.FIELD=…` → the model endpoint's other fields (``model.FIELD`` in the
+    options). Values are read as JSON when they parse (numbers, booleans, lists), else text."""
     per_policy: dict[str, dict[str, Any]] = {}
-    options: dict[str, str] = {}
+    options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
@@ -45,7 +46,9 @@ def parse_set_options(pairs: Iterable[str]) -> tuple[dict[str, dict[str, Any]], 
             value: Any = orjson.loads(raw)
         except orjson.JSONDecodeError:
             value = raw
-        if "." in key:
+        if key.startswith("model.") and len(key) > 6:
+            options[key] = value
+        elif "." in key:
             policy, _, field = key.partition(".")
             if policy not in POLICIES:
                 raise AuditRejected(f"--set {pair!r}: unknown policy {policy!r}")
@@ -56,8 +59,8 @@ def parse_set_options(pairs: Iterable[str]) -> tuple[dict[str, dict[str, Any]], 
             options[f"filter.{key}"] = str(value)
         else:
             raise AuditRejected(
-                f"--set {pair!r}: expected POLICY.SETTING=VALUE, judge=, environment=, label= "
-                f"or a filter ({', '.join(FILTER_FIELDS)})"
+                f"--set {pair!r}: expected POLICY.SETTING=VALUE, model.FIELD=VALUE, judge=, "
+                f"environment=, label= or a filter ({', '.join(FILTER_FIELDS)})"
             )
     return per_policy, options
 
@@ -68,6 +71,7 @@ def audit_run_create(
     policies: Sequence[str] = POLICIES,
     settings: Mapping[str, Mapping[str, Any]] | None = None,
     judge: str = "heuristic",
+    model_settings: Mapping[str, Any] | None = None,
     environment: str = "auto",
     trace_filter: Mapping[str, Any] | None = None,
     label: str = "",
@@ -78,15 +82,20 @@ def audit_run_create(
     unknown = [p for p in policies if p not in POLICIES]
     if unknown or not policies:
         raise AuditRejected(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
-    if judge not in JUDGES:
-        raise AuditRejected(f"unknown judge {judge!r}; choose from {', '.join(JUDGES)}")
+    model_settings = dict(model_settings or {})
+    try:
+        judge = normalise_judge(judge)
+        check_judge_and_model(judge, model_settings)
+    except ValueError as exc:
+        raise AuditRejected(str(exc)) from exc
     if environment not in ENVIRONMENTS:
         raise AuditRejected(
             f"unknown environment {environment!r}; choose from {', '.join(ENVIRONMENTS)}"
         )
     settings = {k: dict(v) for k, v in (settings or {}).items()}
     try:  # fail now, with the library's message, rather than in every worker
-        Auditor(policies, settings, judge, None, judge_options(judge))
+        # The llm judge is built by the worker from the model settings (checked above).
+        Auditor(policies, settings, "heuristic" if judge == "llm" else judge)
     except (ValueError, TypeError) as exc:
         raise AuditRejected(f"invalid settings: {exc}") from exc
     trace_filter = {k: v for k, v in (trace_filter or {}).items() if k in FILTER_FIELDS and v}
@@ -95,6 +104,7 @@ def audit_run_create(
         policies=policies,
         settings=settings,
         judge=judge,
+        model_settings=model_settings,
         environment=environment,
         trace_filter=trace_filter,
         label=label[:200],

@@ -8,9 +8,12 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.db.models import Count, Q
 
+from auditor.llm.models import RunModelUsage
+from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.stats_display import policy_statistics
 from policies.report import summarise_run
+from policies.twincheck_report import twincheck_report
 from traces.models import Trace
 
 
@@ -30,12 +33,16 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
             continue
         results = [{**r, "policy": policy, "guarded_trajectory": None} for r in rows]
         cats = [categories.get(r["trace_id"]) or "—" for r in rows]
-        out[policy] = summarise_run(results, cats, n_boot=django_settings.TA_SUMMARY_BOOTSTRAP)
+        n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
+        out[policy] = summarise_run(results, cats, n_boot=n_boot)
+        if policy == "twincheck":  # the paper's per-certificate table and Fig. 2 (gate AUC/AP)
+            out[policy]["report"] = twincheck_report(results, cats, n_boot=n_boot)
     return out
 
 
 def audit_run_counts(run: AuditRun) -> dict[str, Any]:
-    """The CLI's `--json` view of a finished run."""
+    """The CLI's `--json` view of a finished run: counts per policy, TwinCheck's report, and
+    what the run's model calls used (None without a model)."""
     per_policy: dict[str, Any] = {}
     counts = {
         "n": Count("id"),
@@ -64,10 +71,15 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         paper = summary.get(policy)
         if paper is not None:  # the seed paper's own table (policies.paper_tables)
             per_policy[policy]["paper_table"] = paper
+        report = summary.get("report")
+        if report:  # TwinCheck's per-certificate table and gate AUC/AP
+            per_policy[policy]["report"] = report
     return {
         "run": run.pk,
         "status": run.status,
         "traces": run.traces_total,
         "errors": run.error_count,
         "policies": per_policy,
+        "judge": run.judge,
+        "model": usage_summary(RunModelUsage.objects.filter(run=run).first()),
     }

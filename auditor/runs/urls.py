@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from auditor.runs import views
+from auditor.runs import api, views
 
 urlpatterns = [
     path("projects/<int:pk>/", views.project_dashboard, name="project"),
@@ -10,4 +10,6 @@ urlpatterns = [
     path("audits/compare/", views.run_compare, name="run-compare"),
     path("audits/<int:pk>/", views.run_detail, name="run"),
     path("audits/<int:pk>/retry/", views.run_retry, name="run-retry"),
+    path("api/audits/", api.RunCreate.as_view(), name="api-runs"),
+    path("api/audits/<int:pk>/", api.RunDetail.as_view(), name="api-run"),
 ]

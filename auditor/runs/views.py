@@ -13,19 +13,23 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from auditor.llm.models import RunModelUsage
+from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
+from auditor.llm.store import usage_summary
 from auditor.runs import selectors
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
-    JUDGES,
     AuditRejected,
     audit_run_create,
     audit_run_retry_errors,
 )
 from auditor.runs.stats_display import delta_display
+from auditor.runs.twincheck import twincheck_display
 from common.rendering import render_page_or_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
+from traces.models import Upload
 
 
 def _list_url(project_id: int, **params: object) -> str:
@@ -72,7 +76,7 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
                 }
             )
     for u in attention["unknown"]:
-        u["url"] = _list_url(project.pk, run=latest.pk, policy=u["policy"], transition="unknown")
+        u["url"] = _list_url(project.pk, run=u["run"].pk, policy=u["policy"], transition="unknown")
     ctx = {
         "project": project,
         "role": role,
@@ -133,6 +137,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_run": trace_selectors.can_write(user=request.user, project=project),
             "calibrations": run.calibrations.order_by("model", "verifier"),
             "previous": previous,
+            "model_usage": usage_summary(RunModelUsage.objects.filter(run=run).first()),
+            "twincheck": twincheck_display(run) if run.status == AuditRun.Status.DONE else None,
         },
         fragment="#status",
     )
@@ -175,12 +181,32 @@ def run_compare(request: HttpRequest) -> HttpResponse:
             policy_rows=rows,
             differing=diff,
         )
-    if project is not None:
-        ctx["choices"] = list(AuditRun.objects.filter(project=project).order_by("-id")[:100])
-    else:
-        ctx["choices"] = list(visible.order_by("-id")[:100])
+    if project is None:
+        # No run chosen yet: the picker offers one project's runs only (?project=, else the
+        # project of the newest run the user sees) — runs of two projects cannot be compared.
+        pid = request.GET.get("project", "")
+        scope = visible.filter(project_id=int(pid)) if pid.isdigit() and len(pid) < 19 else visible
+        newest = scope.order_by("-id").first()
+        project = newest.project if newest is not None else None
+        ctx["project"] = project
+    ctx["choices"] = (
+        list(AuditRun.objects.filter(project=project).order_by("-id")[:100]) if project else []
+    )
     ctx["error"] = error
     return render(request, "auditor/run_compare.html", ctx, status=400 if error else 200)
+
+
+def _upload_of(request: HttpRequest, project) -> Upload | None:  # type: ignore[no-untyped-def]
+    raw = request.POST.get("upload") or request.GET.get("upload")
+    if not raw:
+        return None
+    if not str(raw).isdigit():
+        raise Http404("no such upload")
+    # Another project's upload is as unknown here as a missing one.
+    upload = project.uploads.filter(pk=int(raw), status=Upload.Status.DONE).first()
+    if upload is None:
+        raise Http404("no such finished upload in this project")
+    return upload
 
 
 @login_required
@@ -189,14 +215,19 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
     if not trace_selectors.can_write(user=request.user, project=project):
         raise PermissionDenied("viewers cannot start audits")
     error = None
+    # "Audit these N traces" from an upload's page: the run is narrowed to that upload.
+    upload = _upload_of(request, project)
     if request.method == "POST":
         try:
+            model_settings = _model_settings(request)
             run = audit_run_create(
                 project=project,
                 policies=request.POST.getlist("policies") or list(POLICIES),
                 judge=request.POST.get("judge", "heuristic"),
+                model_settings=model_settings,
                 environment=request.POST.get("environment", "auto"),
                 label=request.POST.get("label", ""),
+                trace_filter={"upload": upload.pk} if upload is not None else None,
                 user=request.user,
             )
         except AuditRejected as exc:
@@ -211,10 +242,34 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
             "policies": POLICIES,
             "judges": JUDGES,
             "environments": ENVIRONMENTS,
+            "uses": USE_LABELS,
+            "form": request.POST if request.method == "POST" else {},
             "error": error,
+            "upload": upload,
+            "upload_traces": (
+                trace_selectors.trace_list(user=request.user, project=project)
+                .filter(upload=upload)
+                .count()
+                if upload is not None
+                else None
+            ),
         },
         status=400 if error else 200,
     )
+
+
+def _model_settings(request: HttpRequest) -> dict:
+    """The form's model fieldset as run settings ({} when left empty)."""
+    fields = {k: request.POST.get(f"model_{k}", "") for k in ("base_url", "model", "api_key_env")}
+    fields.update(
+        max_calls=request.POST.get("model_max_calls", ""),
+        max_tokens=request.POST.get("model_max_tokens", ""),
+        uses=request.POST.getlist("model_uses"),
+    )
+    try:
+        return model_settings_from(fields, judge=request.POST.get("judge", "heuristic"))
+    except ValueError as exc:
+        raise AuditRejected(f"model settings: {exc}") from exc
 
 
 @login_required

@@ -7,39 +7,35 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Count, F, Q
+from django.dispatch import Signal
 from django.utils import timezone
 
+from auditor.llm.backend import RunBackend
 from auditor.runs.calibration import executed_labels, label_events, verifier_of
 from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
-from policies import Auditor
+from policies import Auditor, Judge
 from traces.models import Trace
 from traces.selectors import load_events
 
 log = logging.getLogger(__name__)
 
-
-def judge_options(judge: str) -> dict[str, Any]:
-    if judge != "openai":
-        return {}
-    return {
-        "base_url": django_settings.TA_JUDGE_BASE_URL,
-        "model": django_settings.TA_JUDGE_MODEL,
-        "api_key": django_settings.TA_JUDGE_API_KEY,
-        "timeout": django_settings.TA_JUDGE_TIMEOUT,
-    }
+#: Sent once, by whichever process finishes a run (``run``: the AuditRun). Annotation listens
+#: (TwinCheck's human gate opens its pair queue) without runs importing annotation.
+run_finished = Signal()
 
 
-class _AuditorCache:
-    """One `Auditor` per (environment kind, calibration group), built on first use."""
+class AuditorCache:
+    """One `Auditor` per (environment kind, calibration group), built on first use; with a
+    model configured, all of them share one `RunBackend` (cache, budget, statistics)."""
 
-    def __init__(self, run: AuditRun) -> None:
+    def __init__(self, run: AuditRun, judge: Judge | None = None) -> None:
         self.run = run
-        self.options = judge_options(run.judge)
+        self.judge = judge  # instead of the run's (a re-replay with human verdicts)
+        self.backend = RunBackend(run) if run.model_settings else None
         self.cals = {(c.model, c.verifier): c.params for c in Calibration.objects.filter(run=run)}
         # labels the calibration executed (project switch): every chunk audits labelled events
         self.executed = executed_labels(run)
@@ -55,12 +51,14 @@ class _AuditorCache:
             cal = self.cals.get(group)
             if cal is not None and not settings.get("vrr", {}).get("params"):
                 settings.setdefault("vrr", {}).update(params=cal["params"], samples=cal["samples"])
+            model: dict[str, Any] = self.backend.auditor_kwargs() if self.backend else {}
+            judge = model.pop("judge", self.run.judge)
             auditor = Auditor(
                 self.run.policies,
                 settings,
-                self.run.judge,
+                self.judge or judge,
                 self._environment(env_kind),
-                self.options,
+                **model,
             )
             self.cache[key] = auditor
         return auditor
@@ -100,13 +98,28 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
         finish_if_complete(run.pk)
         return 0
     traces = {t.pk: t for t in Trace.objects.filter(pk__in=pending).only("pk", "model", "header")}
-    auditors = _AuditorCache(run)
+    try:
+        auditors = AuditorCache(run)
+    except ValueError as exc:  # ApiKeyError, or stored model settings this version rejects
+        # The model's key cannot be read here: every trace of the chunk fails with the reason
+        # (the run completes; "Retry failed traces" works once the worker can read the key).
+        AuditItem.objects.filter(run=run, trace_id__in=pending).update(
+            status=AuditItem.Status.ERROR, error=f"model: {exc}", attempts=F("attempts") + 1
+        )
+        finish_if_complete(run.pk)
+        return 0
     done = 0
     batch_size = 50
     for start in range(0, len(pending), batch_size):
         part = pending[start : start + batch_size]
         events_by_trace = load_events(part)
-        _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
+        if auditors.backend is not None:
+            auditors.backend.prefetch(part)
+        try:
+            _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
+        finally:
+            if auditors.backend is not None:
+                auditors.backend.flush()
         done += len(part)
         job_heartbeat(
             AuditRun.objects.filter(pk=run.pk),
@@ -122,7 +135,7 @@ def _audit_batch(
     run: AuditRun,
     traces: list[Trace],
     events_by_trace: dict[int, list[dict]],
-    auditors: _AuditorCache,
+    auditors: AuditorCache,
 ) -> None:
     """Audit a batch of traces and store their results in one transaction (one insert, one
     update), so the database round trips do not dominate the policies' own work."""
@@ -133,7 +146,13 @@ def _audit_batch(
         events = label_events(events_by_trace[trace.pk], auditors.executed)
         try:
             auditor = auditors.for_trace(trace.header or {}, trace.model, events)
+            elicited = None
+            if auditors.backend is not None:
+                events, elicited = auditors.backend.prepare(events, run.policies)
+                auditors.backend.take_recheck_calls()  # a failed trace's leftovers
             results = auditor.audit(events)
+            if auditors.backend is not None:
+                _model_refs(results, elicited, auditors.backend.take_recheck_calls())
         except Exception as exc:  # noqa: BLE001 — a bad trace must not stop the run
             log.exception("audit of trace %s in run %s failed", trace.pk, run.pk)
             failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
@@ -162,6 +181,14 @@ def _audit_batch(
             )
 
 
+def _model_refs(results: dict, elicited: dict | None, recheck: list[dict]) -> None:
+    """The model calls a policy's record should reference but its policy does not keep."""
+    if elicited is not None and "checklist" in results:
+        results["checklist"].record["elicited_claims"] = elicited
+    if recheck and "commit" in results:
+        results["commit"].record["recheck_calls"] = recheck
+
+
 def finish_if_complete(run_id: int) -> bool:
     """Mark the run done once no item is pending — exactly once, by a conditional update —
     and compute its run-level tables."""
@@ -173,7 +200,7 @@ def finish_if_complete(run_id: int) -> bool:
     )
     summary = audit_run_summary(AuditRun.objects.get(pk=run_id))
     now = timezone.now()
-    return bool(
+    finished = bool(
         AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.RUNNING).update(
             status=AuditRun.Status.DONE,
             finished_at=now,
@@ -183,3 +210,6 @@ def finish_if_complete(run_id: int) -> bool:
             error_count=counts["errors"],
         )
     )
+    if finished:
+        run_finished.send(sender=AuditRun, run=AuditRun.objects.get(pk=run_id))
+    return finished

@@ -10,15 +10,17 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
 from auditor.runs.models import AuditRun
+from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.runs.selectors import TRANSITIONS, latest_run
 from auditor.trace_list import selectors
+from auditor.trace_list.sorting import SORTS, parse_sort, sorted_page
 from common.rendering import render_page_or_fragment, wants_fragment
 from policies import POLICIES
 from traces import selectors as trace_selectors
 
 FILTERS = (
     "run", "policy", "transition", "applied", "actor", "guarded",
-    "outcome", "model", "benchmark", "category", "q",
+    "outcome", "model", "benchmark", "category", "q", "sort",
 )  # fmt: skip
 TRI = ("success", "failure", "unknown")
 
@@ -47,7 +49,21 @@ def _clean(request: HttpRequest, project, runs) -> tuple[dict[str, str], AuditRu
     for k in ("actor", "guarded", "outcome"):
         if f[k] not in TRI:
             f[k] = ""
+    if parse_sort(f["sort"]) is None:
+        f["sort"] = ""
     return f, run
+
+
+def _sort_links(state: dict[str, str], current: str) -> dict[str, dict[str, str]]:
+    """Per sortable column: the URL that sorts by it (ascending, or flipped when it is the
+    current sort) and its aria-sort value."""
+    base = {k: v for k, v in state.items() if k != "sort"}
+    out = {}
+    for name in SORTS:
+        aria = "ascending" if current == name else "descending" if current == f"-{name}" else ""
+        target = f"-{name}" if current == name else name
+        out[name] = {"url": f"?{urlencode({**base, 'sort': target})}", "aria": aria}
+    return out
 
 
 @login_required
@@ -57,21 +73,45 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     runs = AuditRun.objects.filter(project=project)
     f, run = _clean(request, project, runs)
     qs = selectors.trace_filter_apply(visible, run=run, f=f)
-    page = selectors.trace_page(
-        qs, after=_int(request.GET.get("after")), before=_int(request.GET.get("before"))
-    )
+    after, before = _int(request.GET.get("after")), _int(request.GET.get("before"))
+    sort = parse_sort(f["sort"])
+    if sort is None:
+        page = selectors.trace_page(qs, after=after, before=before)
+    else:
+        page = sorted_page(qs, name=sort[0], desc=sort[1], after=after, before=before)
     state = {k: v for k, v in f.items() if v}
     count, more = selectors.count_capped(qs)
     badges = selectors.result_badges(run=run, trace_ids=[t.pk for t in page["rows"]]) if run else {}
     partial = wants_fragment(request)
+    audited = audited_outcomes(run_id=run.pk, trace_ids=[t.pk for t in page["rows"]]) if run else {}
     ctx = {
         "project": project,
         "f": f,
         "run": run,
-        "rows": [{"trace": t, "badges": badges.get(t.pk, [])} for t in page["rows"]],
+        "rows": [
+            {
+                "trace": t,
+                "badges": badges.get(t.pk, []),
+                "outcome": shown_outcome(
+                    recorded=t.outcome_success,
+                    audited=audited.get(t.pk),
+                    run_id=run.pk if run else None,
+                ),
+            }
+            for t in page["rows"]
+        ],
         "count": count,
         "count_more": more,
-        "filtered": any(v for k, v in f.items() if k != "run"),
+        "filtered": any(v for k, v in f.items() if k not in ("run", "sort")),
+        "sorts": _sort_links(state, f["sort"]),
+        # Owners may add checked rows to an annotation queue of the run (a finished one).
+        "can_queue": run is not None
+        and run.status == AuditRun.Status.DONE
+        and trace_selectors.role_of(user=request.user, project=project) == "owner",
+        # The run's queues through the reverse relation: trace_list does not import annotation
+        # (its sibling in the layers of pyproject.toml).
+        "queues": list(run.queues.order_by("-id")) if run else [],  # type: ignore[attr-defined]
+        "here": request.get_full_path(),
         "next_url": f"?{urlencode({**state, 'after': page['next_after']})}"
         if page["next_after"]
         else None,

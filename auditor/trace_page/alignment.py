@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from auditor.trace_page.events import step_summary
 from auditor.trace_page.text import pretty, visible
 
@@ -31,14 +33,29 @@ TRANSITIONS = {
 # Fields that do not change what a step did: bookkeeping, timestamps, ground truth, and `meta`,
 # where the replay marks its own events (guarded, executed, replaces).
 _IGNORED_FOR_ALIGNMENT = frozenset({"trace_id", "seq", "ts", "meta", "labels"})
+_KEY_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
 def step_key(ev: Any) -> str:
-    """What must be equal for two steps to count as the same step."""
-    if not isinstance(ev, Mapping):
-        return json.dumps(ev, sort_keys=True, default=str)
-    body = {k: v for k, v in ev.items() if k not in _IGNORED_FOR_ALIGNMENT}
-    return json.dumps(body, sort_keys=True, default=str, ensure_ascii=False)
+    """What must be equal for two steps to count as the same step. orjson (sorted keys): the
+    standard library's encoder was the largest single cost of a 5,000-event page."""
+    if isinstance(ev, Mapping):
+        ev = {k: v for k, v in ev.items() if k not in _IGNORED_FOR_ALIGNMENT}
+    try:
+        return orjson.dumps(ev, option=_KEY_OPTIONS, default=str).decode()
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits, say: the slow, total encoder
+        return json.dumps(ev, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def _same(a: Any, g: Any) -> bool:
+    """step_key(a) == step_key(g), without serialising (values compare as JSON would, except
+    that 1 == 1.0 == True here: close enough for a prefix the replay copied verbatim)."""
+    if a == g:  # the replay copies its prefix verbatim: one C-level comparison
+        return True
+    if isinstance(a, Mapping) and isinstance(g, Mapping):
+        keys = (a.keys() | g.keys()) - _IGNORED_FOR_ALIGNMENT
+        return all(k in a and k in g and a[k] == g[k] for k in keys)
+    return step_key(a) == step_key(g)
 
 
 @dataclass
@@ -78,13 +95,14 @@ def align(actor: Sequence[Any], guarded: Sequence[Any]) -> Alignment:
     in linear time and only the rest goes through :mod:`difflib`'s matcher. Replaced stretches
     are paired position by position as ``changed``; leftovers become one-sided steps.
     """
-    a_keys = [step_key(e) for e in actor]
-    g_keys = [step_key(e) for e in guarded]
+    # The shared prefix (usually most of a trace) by comparing the events' bodies as values:
+    # serialising every event to a key cost more than the rest of the page at 5,000 events.
     n = 0
-    while n < len(a_keys) and n < len(g_keys) and a_keys[n] == g_keys[n]:
+    while n < len(actor) and n < len(guarded) and _same(actor[n], guarded[n]):
         n += 1
     steps = [Step("same", i, i, actor[i], guarded[i]) for i in range(n)]
-    a_rest, g_rest = a_keys[n:], g_keys[n:]
+    a_rest = [step_key(e) for e in actor[n:]]
+    g_rest = [step_key(e) for e in guarded[n:]]
     if len(a_rest) > MATCH_LIMIT and len(g_rest) > MATCH_LIMIT:
         width = max(len(a_rest), len(g_rest))
         opcodes = [("replace", 0, len(a_rest), 0, len(g_rest))] if width else []
@@ -119,6 +137,16 @@ class Cell:
     summary: str
     guarded_mark: str  # the replay's own marks (twin, executed), from the event's meta
     detail: str  # pretty JSON, only for rows that differ
+    seq: int | None = None  # the recorded event's seq, for a link to its page
+
+
+# What a missing side says, by the row's kind. A guarded-only row is a step the guard added:
+# the actor never took it (nothing was "dropped"); an actor-only row is a step the guarded
+# trajectory does not have (dropped, or never reached when the replay stopped).
+GAPS = {
+    "actor": ("", "— not in the guarded trajectory —"),
+    "guarded": ("— not taken by the actor (added by the guard) —", ""),
+}
 
 
 @dataclass
@@ -126,14 +154,17 @@ class Row:
     kind: str
     actor: Cell | None
     guarded: Cell | None
+    step: int = 0  # position in the alignment from 0: the number shown and "divergence at"
 
     @property
-    def cells(self) -> tuple[tuple[Cell | None, str], tuple[Cell | None, str]]:
-        """Both sides with what to say when one is missing (one template loop, no includes:
-        the template engine's per-include cost dominates a long side-by-side)."""
+    def cells(self) -> tuple[tuple[Cell | None, str, str], tuple[Cell | None, str, str]]:
+        """Both sides (cell, what to say when it is missing, side label for narrow screens)
+        — one template loop, no includes: the template engine's per-include cost dominates a
+        long side-by-side."""
+        actor_gap, guarded_gap = GAPS.get(self.kind, ("", ""))
         return (
-            (self.actor, "— dropped by the guard —"),
-            (self.guarded, "— not in the guarded trajectory —"),
+            (self.actor, actor_gap, "Actor"),
+            (self.guarded, guarded_gap, "Guarded"),
         )
 
 
@@ -155,15 +186,19 @@ def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
         summary=step_summary(ev),
         guarded_mark="; ".join(visible(m) for m in marks),
         detail=pretty(ev) if detail else "",
+        seq=ev.get("seq") if isinstance(ev, Mapping) and type(ev.get("seq")) is int else None,
     )
 
 
-def _row(step: Step) -> Row:
-    detail = step.kind != "same"
+def _row(step: Step, number: int) -> Row:
+    # JSON where it shows a difference: both sides of a changed step, the guard's own steps.
+    # An actor-only step is a recorded event with a page of its own (linked instead): its
+    # pretty JSON was most of a 5,000-event page's side-by-side time.
     return Row(
         kind=step.kind,
-        actor=_cell(step.actor, step.actor_index, detail),
-        guarded=_cell(step.guarded, step.guarded_index, detail),
+        actor=_cell(step.actor, step.actor_index, step.kind == "changed"),
+        guarded=_cell(step.guarded, step.guarded_index, step.kind in ("changed", "guarded")),
+        step=number,
     )
 
 
@@ -203,12 +238,17 @@ def side_by_side(
     if len(rest) - tail_start > 3 and tail_start > 0:
         rest, tail = rest[:tail_start], rest[tail_start:]
     shown_tail = tail[: max(0, limit - len(rest))]
+    # Step numbers are positions in the whole alignment, counted from 0 like the timeline's
+    # event numbers: through the identical prefix step N is event #N, so "divergence at step N",
+    # the row numbered N, the timeline's #N and the panels' "Event N" all name the same step.
+    first_shown = len(prefix) - len(shown)
+    tail_first = cut + len(rest)
     return SideBySide(
         alignment=al,
         hidden_prefix=len(prefix) - len(shown),
-        prefix_rows=[_row(s) for s in shown],
-        rows=[_row(s) for s in rest[:limit]],
-        tail_rows=[_row(s) for s in shown_tail],
+        prefix_rows=[_row(s, first_shown + k) for k, s in enumerate(shown)],
+        rows=[_row(s, cut + k) for k, s in enumerate(rest[:limit])],
+        tail_rows=[_row(s, tail_first + k) for k, s in enumerate(shown_tail)],
         more=max(0, len(rest) - limit) + len(tail) - len(shown_tail),
     )
 

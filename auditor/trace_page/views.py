@@ -17,10 +17,12 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.events import event_view
 from auditor.trace_page.text import pretty
+from auditor.trace_page.turns import group_by_turn
 from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
 from traces import selectors as trace_selectors
 from traces.models import Event, Trace
@@ -45,10 +47,16 @@ def _event_window(trace: Trace, after_seq: int | None) -> tuple[list[dict[str, A
     more = len(rows) > WINDOW
     rows = rows[:WINDOW]
     events = [
-        {"view": event_view(r["payload"], r["seq"]), "line": r["line"], "seq": r["seq"]}
+        {
+            "view": event_view(r["payload"], r["seq"]),
+            "line": r["line"],
+            "seq": r["seq"],
+            "turn": r["payload"].get("turn") if isinstance(r["payload"], dict) else None,
+            "role": r["payload"].get("role") if isinstance(r["payload"], dict) else None,
+        }
         for r in rows
     ]
-    return events, (rows[-1]["seq"] if more else None)
+    return group_by_turn(events), (rows[-1]["seq"] if more else None)
 
 
 def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
@@ -133,6 +141,11 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
     ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
     ctx.update(_audit_context(request, trace))
+    run = ctx.get("run")
+    audited = audited_outcomes(run_id=run.pk, trace_ids=[trace.pk]).get(trace.pk) if run else None
+    ctx["outcome"] = shown_outcome(
+        recorded=trace.outcome_success, audited=audited, run_id=run.pk if run else None
+    )
     if not wants_fragment(request):  # a policy or run tab changes only the audit part
         after_seq = _int_param(request, "after_seq")
         events, next_seq = _event_window(trace, after_seq)

@@ -110,7 +110,7 @@ def test_a_failing_trace_is_recorded_and_can_be_retried(project, monkeypatch):
     from policies import Auditor
 
     real = Auditor.audit
-    victim = "pushback:sycon_fp_gpt-4o_p0_3"
+    victim = "pushback:gpt-4o:sycon_fp_gpt-4o_p0_3"  # the run (model) names the id
 
     def flaky(self, events):  # type: ignore[no-untyped-def]
         if events and events[0]["trace_id"] == victim:

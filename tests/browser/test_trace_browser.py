@@ -75,6 +75,9 @@ def test_unfold_event_and_see_the_divergence(page, live_server, project, alice, 
     assert page.locator(".sbs-prefix .sbs-row").first.is_hidden()
     page.click(".sbs-prefix > summary")
     assert page.locator(".sbs-prefix .sbs-row").first.is_visible()
+    # Events are one line each until opened (issue 15); open #5 from its toggle.
+    assert page.locator("#ev-5-body").is_hidden()
+    page.click("#ev-5 .ev-toggle")
     # A folded event: the link loads its full body in place (htmx), focus follows.
     body = page.locator("#ev-5-body")
     assert "Show all" in body.inner_text()

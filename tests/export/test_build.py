@@ -149,6 +149,7 @@ def test_manifest_hash_counts_filters_and_run_settings(audited):
     assert m["filters"] == {"runs": [run.pk], "transition": ["harm", "rescue"]}
     assert m["runs"][str(run.pk)]["settings"] == {"checklist": {"theta": 0.6}}
     assert m["runs"][str(run.pk)]["policies"] == run.policies
+    assert m["runs"][str(run.pk)]["model_settings"] == {}  # no model: an offline audit
     assert m["created_at"] and m["built_at"]
     # Only traces with a rescue or harm are exported, and only those decisions.
     lines = jsonl_lines(export)

@@ -19,7 +19,17 @@ REAL = {
 
 
 def test_registry_names_match_importers():
-    assert set(IMPORTERS) == {"tau_bench", "bfcl", "repair_runs", "pushback", "openai_chat", "v1"}
+    assert set(IMPORTERS) == {
+        "ta_export",
+        "otlp",
+        "inspect_ai",
+        "tau_bench",
+        "bfcl",
+        "repair_runs",
+        "pushback",
+        "openai_chat",
+        "v1",
+    }
     for name, importer in IMPORTERS.items():
         assert importer.name == name and importer.label
 

@@ -107,6 +107,8 @@ def pages(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untype
         "token": 302,
     }
     owner_only = {**write, "annotator": 403}
+    mo = Membership.objects.get(project=w["alpha"], user=w["users"]["owner"]).pk
+    mv = Membership.objects.get(project=w["alpha"], user=w["users"]["viewer"]).pk
     return [
         ("get", f"/projects/{p}/", read),
         ("get", f"/projects/{p}/traces/", read),
@@ -131,6 +133,17 @@ def pages(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untype
         ("get", f"/queues/{q}/annotate/", write),
         ("get", f"/exports/{e}/", read),
         ("get", f"/exports/{e}/download/", read),
+        ("get", f"/projects/{p}/members/", read),
+        # Every signed-in user may create a project; pages treat a token as anonymous.
+        ("get", "/projects/new/", {**read, "outsider": 200}),
+        # An empty add is refused with a clear error (400) — but only after the role check.
+        ("post", f"/projects/{p}/members/", {**owner_only, "owner": 400}),
+        # An empty role is refused and the owner is sent back; a change needs an owner.
+        ("post", f"/projects/{p}/members/{mv}/role/", {**owner_only, "owner": 302}),
+        # Removing the only owner is refused (the owner is sent back with the reason).
+        ("post", f"/projects/{p}/members/{mo}/remove/", {**owner_only, "owner": 302}),
+        # Checked list rows into a queue: nothing checked is refused, back to the run (302).
+        ("post", f"/audits/{r}/queues/add/", {**owner_only, "owner": 302}),
         ("post", f"/projects/{p}/tokens/", {**owner_only, "owner": 302}),
         ("post", f"/projects/{p}/tokens/{w['token'].pk}/revoke/", {**owner_only, "owner": 302}),
         # the code-execution switch: owners only; no value is a clear 400, never a change

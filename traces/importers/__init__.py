@@ -7,9 +7,13 @@ OpenAI-chat shape and native v1 last.
 
 from __future__ import annotations
 
+from ._common import head_lines
 from .base import Importer, ImportReport, RecordError, SourceEvent
 from .bfcl import BFCLImporter
+from .export_jsonl import ExportImporter
+from .inspect_log import InspectLogImporter
 from .openai_chat import OpenAIChatImporter
+from .otlp import OTLPImporter
 from .pushback import PushbackImporter
 from .repair_runs import RepairRunsImporter
 from .tau_bench import TauBenchImporter
@@ -18,6 +22,9 @@ from .v1 import V1Importer
 __all__ = ["IMPORTERS", "Importer", "ImportReport", "RecordError", "SourceEvent", "detect"]
 
 _ORDER: list[Importer] = [
+    ExportImporter(),
+    OTLPImporter(),
+    InspectLogImporter(),
     TauBenchImporter(),
     BFCLImporter(),
     RepairRunsImporter(),
@@ -38,4 +45,45 @@ def detect(head: bytes, filename: str) -> str:
         if importer.sniff(head, filename):
             return importer.name
     tried = ", ".join(imp.name for imp in _ORDER)
-    raise ValueError(f"could not detect the format of {filename or 'the file'!r}; tried: {tried}")
+    raise ValueError(
+        f"could not detect the format of {filename or 'the file'!r}; tried: {tried}" + nearest(head)
+    )
+
+
+# The keys that make a first record one format's, for saying which format a file that was not
+# detected comes nearest to and what it lacks. Alternatives: any one of a tuple's sets suffices.
+SIGNATURES: dict[str, tuple[frozenset[str], ...]] = {
+    "bfcl": (frozenset({"id", "result"}),),
+    "repair_runs": (
+        frozenset({"task_id", "implementations", "test_feedback"}),
+        frozenset({"name", "implementations", "test_feedback"}),
+        frozenset({"task_id", "solution", "is_solved"}),
+        frozenset({"name", "solution", "is_solved"}),
+    ),
+    "pushback": (frozenset({"question", "turns"}),),
+    "openai_chat": (frozenset({"messages"}),),
+    "v1": (frozenset({"trace_id", "type"}),),
+    "tau_bench": (frozenset({"task_id", "reward", "info", "traj"}),),
+    "ta_export": (frozenset({"trace", "events"}),),
+    "otlp": (frozenset({"resourceSpans"}),),
+}
+
+
+def nearest(head: bytes) -> str:
+    """'; nearest: <format> (the first record lacks <keys>)' for the format whose signature the
+    file's first JSON object shares most keys with; '' when it shares none or is not JSON."""
+    records = head_lines(head, 1)
+    if not records or not isinstance(records[0], dict):
+        return ""
+    keys = records[0].keys()
+    best: tuple[int, int, str, frozenset[str]] | None = None
+    for fmt, alternatives in SIGNATURES.items():
+        for sig in alternatives:
+            shared = len(sig & keys)
+            if shared and (best is None or (shared, -len(sig - keys)) > best[:2]):
+                best = (shared, -len(sig - keys), fmt, sig)
+    if best is None:
+        return ""
+    _, _, fmt, sig = best
+    missing = ", ".join(sorted(sig - keys))
+    return f"; nearest: {fmt} (the first record lacks the field {missing})"

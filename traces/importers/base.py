@@ -50,8 +50,14 @@ class ImportReport:
     # The uploaded file's name, when the caller knows it (the stream may be a decompressor with
     # no name). Importers use it only for hints such as a model name in `<model>-airline.json`.
     filename: str = ""
+    # Sentences about the file as a whole (what it lacks), each once: shown with the upload.
+    notes: list[str] = field(default_factory=list)
 
     MAX_EXAMPLES = 3
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def note_unmapped(self, key: str, example: str) -> None:
         self.unmapped[key] = self.unmapped.get(key, 0) + 1
@@ -72,6 +78,7 @@ class ImportReport:
             "unmapped": dict(self.unmapped),
             "examples": {k: list(v) for k, v in self.examples.items()},
             "flags": dict(self.flags),
+            "notes": list(self.notes),
             "errors": [
                 {"line": e.line, "trace_id": e.trace_id, "path": e.path, "message": e.message}
                 for e in self.errors

@@ -25,12 +25,22 @@ from ._common import (
     head_lines,
     require,
     short,
+    type_name,
+)
+from ._repair_layouts import (
+    as_bool,
+    benchmark_of,
+    entry_point_of,
+    failed_assert,
+    parse_feedback_text,
+    task_key,
 )
 from .base import ImportReport, SourceEvent
 
 MAPPED = frozenset(
     {
         "task_id",
+        "name",
         "prompt",
         "entry_point",
         "test",
@@ -44,7 +54,6 @@ MAPPED = frozenset(
         "solution",
     }
 )
-FEEDBACK_SEP = "# Real Execution Output:"
 METHODS = ("ldb", "reflexion", "lats", "self_debug", "selfdebug")
 
 
@@ -54,10 +63,16 @@ class RepairRunsImporter:
 
     def sniff(self, head: bytes, filename: str) -> bool:
         records = head_lines(head, 1)
+        if not records or not isinstance(records[0], dict):
+            return False
+        keys = records[0].keys()
+        if {"implementations", "test_feedback"} <= keys:
+            return True
+        # A final-solution file: the program and its verdict, keyed by task.
         return (
-            bool(records)
-            and isinstance(records[0], dict)
-            and {"implementations", "test_feedback"} <= records[0].keys()
+            "solution" in keys
+            and bool({"is_solved", "reflections"} & keys)
+            and bool({"task_id", "name"} & keys)
         )
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
@@ -66,9 +81,9 @@ class RepairRunsImporter:
         model = _model_from_stem(stem, method)
 
         def identify(record: Any, line: int) -> tuple[str, str, str]:
-            task_id = record.get("task_id") if isinstance(record, dict) else None
+            task_id, path = task_key(record) if isinstance(record, dict) else (None, "$.task_id")
             trace_id = f"repair:{task_id if isinstance(task_id, str | int) else f'line{line}'}"
-            return trace_id, "$.task_id", f"expected one record per task, found {task_id!r}"
+            return trace_id, path, f"expected one record per task, found {task_id!r}"
 
         yield from convert_jsonl(
             stream,
@@ -85,34 +100,98 @@ def _model_from_stem(stem: str, method: str | None) -> str | None:
     return None
 
 
-def _benchmark(task_id: str) -> str | None:
-    head = task_id.split("/", 1)[0] if "/" in task_id else None
-    return head.lower() if head else None
-
-
 def failed_test(entry: str) -> str:
     """The assert statement of a feedback entry, without the recorded execution output."""
-    return entry.split(FEEDBACK_SEP, 1)[0].strip()
+    return failed_assert(entry)
+
+
+def _flag(trace: Trace, record: dict, key: str, required: bool) -> bool | None:
+    """A boolean field; 'True'/'false' strings are read (and flagged), anything else is an
+    error naming the field (a missing optional one is None)."""
+    raw = record.get(key)
+    if raw is None and not required:
+        return None
+    value, was_text = as_bool(raw)
+    if value is None:
+        if raw is None:
+            raise trace.fail(
+                f"$.{key}", "expected a boolean, found nothing (field missing or null)"
+            )
+        raise trace.fail(
+            f"$.{key}",
+            f"expected a boolean, found {type_name(raw)} {short(raw, 60)} "
+            "(booleans written as 'True' / 'False' are read too)",
+        )
+    if was_text:
+        trace.report.note_flag(f"{key}_as_string")
+    return value
+
+
+def _rounds(trace: Trace, feedback: list, visible: list | None) -> list[tuple[list[str], int]]:
+    """(failed tests, votes) per implementation, from either feedback layout."""
+    out = []
+    for k, fails in enumerate(feedback):
+        path = f"$.test_feedback[{k}]"
+        if isinstance(fails, str):
+            parsed = parse_feedback_text(fails)
+            if parsed is None:
+                raise trace.fail(
+                    path,
+                    "expected executor feedback text with a 'Tests failed:' section (Reflexion) "
+                    f"or an array of failed tests (LDB), found string {short(fails, 60)}",
+                )
+            passed, failed = parsed
+            out.append((failed, len(passed) + len(failed)))
+            continue
+        fails = require(
+            trace, fails, list, path, "an array of failed-test strings or a feedback string"
+        )
+        if visible is None:
+            raise trace.fail(
+                "$.given_tests",
+                "expected an array of visible tests (test_feedback lists only the failed ones, "
+                "so the votes cannot be counted without them), found nothing (field missing)",
+            )
+        for j, entry in enumerate(fails):
+            require(trace, entry, str, f"{path}[{j}]", "a failed-test string")
+        if len(fails) > len(visible):
+            raise trace.fail(
+                path,
+                f"expected at most {len(visible)} failed visible tests (len(given_tests)), "
+                f"found {len(fails)}",
+            )
+        out.append((fails, len(visible)))
+    return out
 
 
 def _record(trace: Trace, record: Any, method: str | None, model: str | None) -> None:
     record = require(trace, record, dict, "$", "a repair-run record object")
-    task_id = require(trace, record.get("task_id"), (str, int), "$.task_id", "a task id")
+    raw_id, id_path = task_key(record)
+    task_id = str(
+        require(trace, raw_id, (str, int), id_path, "a task id (task_id, or a MultiPL-E name)")
+    )
+    if record.get("implementations") is None and record.get("solution") is not None:
+        _final_solution(trace, record, task_id, method, model)
+        return
     impls = require(
-        trace, record.get("implementations"), list, "$.implementations", "an array of programs"
+        trace,
+        record.get("implementations"),
+        list,
+        "$.implementations",
+        "an array of programs (or a final `solution`)",
     )
     feedback = require(
         trace,
         record.get("test_feedback"),
         list,
         "$.test_feedback",
-        "an array (one list of failed tests per implementation)",
+        "an array (one entry of test feedback per implementation)",
     )
-    visible = require(
-        trace, record.get("given_tests"), list, "$.given_tests", "an array of visible tests"
-    )
-    is_passing = require(trace, record.get("is_passing"), bool, "$.is_passing", "a boolean")
-    is_solved = require(trace, record.get("is_solved"), bool, "$.is_solved", "a boolean")
+    visible = record.get("given_tests")
+    if visible is not None:
+        visible = require(trace, visible, list, "$.given_tests", "an array of visible tests")
+    is_solved = _flag(trace, record, "is_solved", required=True)
+    is_passing = _flag(trace, record, "is_passing", required=False)
     if not impls:
         raise trace.fail(
             "$.implementations", "expected at least one implementation, found an empty array"
@@ -122,28 +201,108 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
             "$.test_feedback",
             f"expected one feedback list per implementation ({len(impls)}), found {len(feedback)}",
         )
-    for i, test in enumerate(visible):
+    for i, test in enumerate(visible or ()):
         require(trace, test, str, f"$.given_tests[{i}]", "a test string")
-    reflections = record.get("reflections")
-    if reflections is not None:
-        reflections = require(
-            trace, reflections, list, "$.reflections", "an array of reflection texts"
+    reflections = _reflections(trace, record)
+    rounds = _rounds(trace, feedback, visible)
+    last_fails, last_votes = rounds[-1]
+    derived_passing = not last_fails
+    if is_passing is None:
+        is_passing = derived_passing
+    elif is_passing != derived_passing:
+        raise trace.fail(
+            "$.is_passing",
+            f"expected is_passing={derived_passing} (last feedback has {len(last_fails)} "
+            f"failed of {last_votes} visible tests), found {is_passing}",
         )
+    header = _header(trace, record, task_id, method, model, is_solved, is_passing, visible)
+    if record.get("is_passing") is None:
+        header.setdefault("meta", {})["is_passing_derived"] = True
+    trace.turn = 0
+    if isinstance(record.get("prompt"), str):
+        trace.add("message", role="user", content=record["prompt"])
 
-    visible_set = {t.strip() for t in visible}
-    votes = len(visible)
+    visible_set = {t.strip() for t in visible} if visible is not None else None
+    parent = None
+    for k, (impl, (fails, votes)) in enumerate(zip(impls, rounds, strict=True)):
+        require(trace, impl, str, f"$.implementations[{k}]", "a program string")
+        if k > 0 and reflections and k - 1 < len(reflections):
+            _reflection(trace, reflections[k - 1])
+        cid = f"c{k}"
+        cand = trace.add("candidate", candidate_id=cid, content=impl, parent=parent, round=k)
+        if k == len(impls) - 1:
+            cand["labels"] = {"valid": is_solved}
+            if isinstance(record.get("solution"), str) and record["solution"] != impl:
+                trace.flag(
+                    cand,
+                    "solution_differs_from_last_implementation",
+                    "solution",
+                    record["solution"],
+                )
+        ver = trace.add(
+            "verification",
+            candidate_id=cid,
+            round=k,
+            accepts=votes - len(fails),
+            votes=votes,
+            verifier="visible_tests",
+        )
+        if fails:
+            ver["meta"] = {"failed": fails}
+            if visible_set is not None:
+                unknown = [f for f in fails if failed_test(f) not in visible_set]
+                if unknown:
+                    trace.flag(
+                        ver, "failed_test_not_in_given_tests", "unknown_failed_tests", unknown
+                    )
+        parent = cid
+    if reflections and len(reflections) >= len(impls):
+        header.setdefault("meta", {})["extra_reflections"] = reflections[len(impls) - 1 :]
+        trace.report.note_unmapped(
+            "reflections after the last implementation", short(reflections[-1])
+        )
+    trace.turn = None
+    trace.add("check", name="visible_tests", passed=is_passing, source="test_feedback")
+    trace.add("check", name="hidden_tests", passed=is_solved, source="is_solved")
+
+
+def _reflections(trace: Trace, record: dict) -> list[str] | None:
+    reflections = record.get("reflections")
+    if reflections is None:
+        return None
+    reflections = require(trace, reflections, list, "$.reflections", "an array of reflection texts")
+    for i, text in enumerate(reflections):
+        require(trace, text, str, f"$.reflections[{i}]", "a reflection text")
+    return reflections
+
+
+def _reflection(trace: Trace, text: str) -> None:
+    trace.add("message", role="assistant", content=text, meta={"kind": "reflection"})
+
+
+def _header(
+    trace: Trace,
+    record: dict,
+    task_id: str,
+    method: str | None,
+    model: str | None,
+    is_solved: bool | None,
+    is_passing: bool | None,
+    visible: list | None,
+) -> dict:
+    entry_point = entry_point_of(record, task_id)
     header = trace.header(
         agent=method,
         model=model,
         task={
-            "id": str(task_id),
-            "benchmark": _benchmark(str(task_id)),
+            "id": task_id,
+            "benchmark": benchmark_of(task_id),
             "category": "code_repair",
             "prompt": record.get("prompt"),
-            "entry_point": record.get("entry_point"),
+            "entry_point": entry_point,
             "visible_tests": visible,
         },
-        env={"name": "python-tests", "config": {"entry_point": record.get("entry_point")}},
+        env={"name": "python-tests", "config": {"entry_point": entry_point}},
         outcome={
             "success": is_solved,
             "reward": 1.0 if is_solved else 0.0,
@@ -157,73 +316,38 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
         "is_passing": is_passing,
     }
     trace.keep(header, record, MAPPED, "record")
+    return header
+
+
+FINAL_ONLY_NOTE = (
+    "final-solution file: each record has only its final `solution` (one candidate) and its "
+    "reflections; it has no intermediate implementations, no per-round test feedback and no "
+    "visible tests, so there are no verification events and no visible_tests check"
+)
+
+
+def _final_solution(
+    trace: Trace, record: dict, task_id: str, method: str | None, model: str | None
+) -> None:
+    """One candidate (the solution) after its reflections, which stand for the feedback of the
+    rounds the file did not keep."""
+    solution = require(trace, record.get("solution"), str, "$.solution", "a program string")
+    is_solved = _flag(trace, record, "is_solved", required=True)
+    reflections = _reflections(trace, record) or []
+    _header(trace, record, task_id, method, model, is_solved, None, None)
+    trace.report.note(FINAL_ONLY_NOTE)
     trace.turn = 0
     if isinstance(record.get("prompt"), str):
         trace.add("message", role="user", content=record["prompt"])
-
-    parent = None
-    last_accepts = None
-    for k, (impl, fails) in enumerate(zip(impls, feedback, strict=True)):
-        require(trace, impl, str, f"$.implementations[{k}]", "a program string")
-        fails = require(
-            trace, fails, list, f"$.test_feedback[{k}]", "an array of failed-test strings"
-        )
-        for j, entry in enumerate(fails):
-            require(trace, entry, str, f"$.test_feedback[{k}][{j}]", "a failed-test string")
-        if len(fails) > votes:
-            raise trace.fail(
-                f"$.test_feedback[{k}]",
-                f"expected at most {votes} failed visible tests (len(given_tests)), found "
-                f"{len(fails)}",
-            )
-        if (
-            k > 0
-            and reflections
-            and k - 1 < len(reflections)
-            and isinstance(reflections[k - 1], str)
-        ):
-            trace.add(
-                "message", role="assistant", content=reflections[k - 1], meta={"kind": "reflection"}
-            )
-        cid = f"c{k}"
-        cand = trace.add("candidate", candidate_id=cid, content=impl, parent=parent, round=k)
-        if k == len(impls) - 1:
-            cand["labels"] = {"valid": is_solved}
-            if isinstance(record.get("solution"), str) and record["solution"] != impl:
-                trace.flag(
-                    cand,
-                    "solution_differs_from_last_implementation",
-                    "solution",
-                    record["solution"],
-                )
-        accepts = votes - len(fails)
-        ver = trace.add(
-            "verification",
-            candidate_id=cid,
-            round=k,
-            accepts=accepts,
-            votes=votes,
-            verifier="visible_tests",
-        )
-        if fails:
-            ver["meta"] = {"failed": fails}
-            unknown = [f for f in fails if failed_test(f) not in visible_set]
-            if unknown:
-                trace.flag(ver, "failed_test_not_in_given_tests", "unknown_failed_tests", unknown)
-        parent = cid
-        last_accepts = accepts
-    if (last_accepts == votes) != is_passing:
-        raise trace.fail(
-            "$.is_passing",
-            f"expected is_passing={last_accepts == votes} (last feedback has "
-            f"{votes - last_accepts} "
-            f"failed of {votes} visible tests), found {is_passing}",
-        )
-    if reflections and len(reflections) >= len(impls):
-        header.setdefault("meta", {})["extra_reflections"] = reflections[len(impls) - 1 :]
-        trace.report.note_unmapped(
-            "reflections after the last implementation", short(reflections[-1])
-        )
+    for text in reflections:
+        _reflection(trace, text)
+    trace.add(
+        "candidate",
+        candidate_id="c0",
+        content=solution,
+        round=len(reflections),
+        labels={"valid": is_solved},
+        meta={"final_solution_only": True},
+    )
     trace.turn = None
-    trace.add("check", name="visible_tests", passed=is_passing, source="test_feedback")
     trace.add("check", name="hidden_tests", passed=is_solved, source="is_solved")

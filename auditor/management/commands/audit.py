@@ -1,10 +1,14 @@
 """`python manage.py audit --project NAME [--policies twincheck,checklist,vrr,commit]
-[--set KEY=VALUE ...] [--inline] [--json]`
+[--set KEY=VALUE ...] [--model-base-url URL --model NAME [--api-key-env VAR] [--max-calls N]
+[--max-tokens N] [--uses judge,twin,live,claims,recheck]] [--inline] [--json]`
 
 Keys for --set: `POLICY.SETTING=VALUE` (e.g. `twincheck.min_confidence=0.8`,
-`checklist.schedule=on_demand`), `judge=heuristic|recorded|openai`,
-`environment=auto|none|bfcl`, `label=TEXT`, and filters `model=`, `benchmark=`, `category=`,
-`agent=`, `upload=ID`. Without --inline the run is queued for Celery workers and followed.
+`checklist.schedule=on_demand`), `judge=heuristic|llm|human|recorded` (`openai` = `llm`),
+`environment=auto|none|bfcl`, `label=TEXT`, filters `model=`, `benchmark=`, `category=`,
+`agent=`, `upload=ID`, and `model.FIELD=VALUE` for any other model endpoint field
+(`model.timeout=20`, `model.offline=true`; docs/models.md). The key is never an option: name
+its environment variable with --api-key-env. Without --inline the run is queued for Celery
+workers and followed.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from django.db import transaction
 from tqdm import tqdm
 
 from auditor.limits import apply_memory_limit
+from auditor.llm.settings import model_settings_from
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     AuditRejected,
@@ -38,6 +43,15 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True)
         parser.add_argument("--policies", default=",".join(POLICIES))
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+        model = parser.add_argument_group("model (docs/models.md)")
+        model.add_argument("--model-base-url", default="", help="e.g. http://localhost:8000/v1")
+        model.add_argument("--model", default="", help="the model name the server knows")
+        model.add_argument(
+            "--api-key-env", default="", help="NAME of the env var holding the key (or NAME_FILE)"
+        )
+        model.add_argument("--max-calls", default="", help="budget: model calls")
+        model.add_argument("--max-tokens", default="", help="budget: tokens")
+        model.add_argument("--uses", default="", help="comma list: judge,twin,live,claims,recheck")
         parser.add_argument("--inline", action="store_true", help="audit here, not in workers")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument("--timeout", type=float, default=3600.0)
@@ -49,14 +63,31 @@ class Command(BaseCommand):
             raise CommandError(f"no project named {opts['project']!r}")
         try:
             per_policy, options = parse_set_options(opts["set"])
+            judge = str(options.get("judge", "heuristic"))
+            try:
+                model_settings = model_settings_from(
+                    {
+                        "base_url": opts["model_base_url"],
+                        "model": opts["model"],
+                        "api_key_env": opts["api_key_env"],
+                        "max_calls": opts["max_calls"],
+                        "max_tokens": opts["max_tokens"],
+                        "uses": opts["uses"],
+                    },
+                    {k[6:]: v for k, v in options.items() if k.startswith("model.")},
+                    judge=judge,
+                )
+            except ValueError as exc:
+                raise AuditRejected(f"model settings: {exc}") from exc
             with transaction.atomic():
                 run = audit_run_create(
                     project=project,
                     policies=[p.strip() for p in opts["policies"].split(",") if p.strip()],
                     settings=per_policy,
-                    judge=options.get("judge", "heuristic"),
-                    environment=options.get("environment", "auto"),
-                    label=options.get("label", ""),
+                    judge=judge,
+                    model_settings=model_settings,
+                    environment=str(options.get("environment", "auto")),
+                    label=str(options.get("label", "")),
                     trace_filter={k[7:]: v for k, v in options.items() if k.startswith("filter.")},
                     enqueue=not opts["inline"],
                 )

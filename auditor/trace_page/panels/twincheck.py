@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from auditor.trace_page.events import step_summary
+from auditor.trace_page.model_calls import model_calls
 from auditor.trace_page.text import as_dict, as_list, fmt_num, short, visible
 
 
@@ -100,4 +101,6 @@ def twincheck_panel(
         "gate_score": fmt_num(record.get("gate_score")),
         "decisions": decisions,
         "missing": missing,
+        # The verifier's and generator's calls, prompt and response (model-backed runs only).
+        "model_calls": model_calls(record),
     }

@@ -1,4 +1,5 @@
-"""`python manage.py ingest FILE... --project NAME [--format F] [--inline] [--json]`
+"""`python manage.py ingest FILE... --project NAME [--format F] [--inline] [--json]
+[--model M] [--agent A] [--benchmark B] [--label L]`
 
 Same service as the upload page and the API. Without --inline the files are queued for a Celery
 worker and the command follows their progress; with --inline the same task function runs here.
@@ -18,6 +19,7 @@ from django.db import transaction
 from tqdm import tqdm
 
 from traces.models import Project, Upload
+from traces.run_source import RunSource
 from traces.services import FORMATS, UploadRejected, upload_create, upload_process
 
 
@@ -32,6 +34,19 @@ class Command(BaseCommand):
             "--inline", action="store_true", help="process here instead of in a Celery worker"
         )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument("--model", default="", help="the run's model (else read from the file)")
+        parser.add_argument(
+            "--agent", default="", help="the run's agent or method (else read from the file)"
+        )
+        parser.add_argument("--benchmark", default="", help="the run's benchmark")
+        parser.add_argument(
+            "--with-annotations",
+            action="store_true",
+            help="a Trace Auditor export: also re-create its decisions and verdicts",
+        )
+        parser.add_argument(
+            "--label", default="", help="tells apart two runs of the same model and agent"
+        )
         parser.add_argument(
             "--timeout",
             type=float,
@@ -57,6 +72,14 @@ class Command(BaseCommand):
                         fmt=opts["format"],
                         source=Upload.Source.CLI,
                         enqueue=not opts["inline"],
+                        run=RunSource(
+                            model=opts["model"],
+                            agent=opts["agent"],
+                            benchmark=opts["benchmark"],
+                            label=opts["label"],
+                        ),
+                        origin_path=str(path),
+                        with_annotations=opts["with_annotations"],
                     )
             except UploadRejected as exc:
                 raise CommandError(f"{path}: {exc}") from exc

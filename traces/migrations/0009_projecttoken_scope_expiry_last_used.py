@@ -11,7 +11,7 @@ SCOPES = [("upload", "upload only"), ("read", "upload and read")]
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("traces", "0006_project_sandbox_switch"),
+        ("traces", "0008_upload_run_source_backfill"),
     ]
 
     operations = [

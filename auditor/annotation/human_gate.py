@@ -1,0 +1,134 @@
+"""TwinCheck's human gate (issue 11 item 3): blind pairwise verdicts from annotation become the
+judge of a re-replay of the trace, so a replacement is applied only when the verdicts meet the
+paper's gate (in both orders: the twin preferred, the actor's call fatal, the twin's not,
+confidence and margin over the run's thresholds).
+
+- With the ``human`` judge, the run's held certificates with valid twins await review; a pair
+  queue is opened when the run finishes (`open_review_queue`).
+- With another judge (``heuristic``), human verdicts decide only the pairs where that judge
+  abstained (`ReviewedJudge`); elsewhere its own verdicts stand.
+- Each annotator sees one blind order; `pair_order` shows the second annotator the other one,
+  so k = 2 agreeing verdicts cover both orders.
+
+A settled pair item (or an undone one) replays its trace again (`pair_flow_back`), and the
+run's tables are recomputed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from auditor.annotation.models import AnnotationItem, AnnotationQueue, Verdict
+from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.rereplay import rereplay_trace
+from policies.judge_registry import make_judge
+from policies.judges import HumanJudge, Judge, PairRequest
+from policies.judges import Verdict as JudgeVerdict
+
+HUMAN_CONFIDENCE = 1.0  # a person's considered choice; the gate's margin still applies
+
+
+def pair_order(item: AnnotationItem) -> list[str] | None:
+    """The order to show next: the opposite of the last verdict's, else None (random)."""
+    last = (
+        Verdict.objects.filter(item=item, skipped=False)
+        .order_by("-created_at", "-id")
+        .values_list("display_order", flat=True)
+        .first()
+    )
+    if isinstance(last, list) and sorted(last) == ["actor", "twin"]:
+        return [last[1], last[0]]
+    return None
+
+
+def judgment_of(v: Verdict) -> tuple[str, dict[str, Any]] | None:
+    """A verdict as a judgment in the orientation it was shown (None if not a pair verdict)."""
+    order = list(v.display_order or [])
+    if sorted(order) != ["actor", "twin"] or v.label not in ("actor", "twin", "tie"):
+        return None
+    side = {order[0]: "A", order[1]: "B"}
+    orientation = "actor_first" if order[0] == "actor" else "twin_first"
+    if v.label == "tie":
+        return orientation, {
+            "prefer": None,
+            "scores": {"A": 2, "B": 2},
+            "fatal": {"A": False, "B": False},
+            "confidence": HUMAN_CONFIDENCE,
+        }
+    chosen = side[v.label]
+    other = "B" if chosen == "A" else "A"
+    return orientation, {
+        "prefer": chosen,
+        "scores": {chosen: 4, other: 0},
+        "fatal": {chosen: False, other: bool(v.fatal)},
+        "confidence": HUMAN_CONFIDENCE,
+    }
+
+
+def result_verdicts(result: AuditResult) -> dict[tuple[str, str], dict[str, Any]]:
+    """Judgments keyed (pair id, orientation) from the settled pair items of ``result``."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    items = AnnotationItem.objects.filter(
+        result=result, kind="pair", status=AnnotationItem.Status.DONE
+    )
+    for item in items:
+        pair = str((item.payload or {}).get("pair") or "")
+        for v in Verdict.objects.filter(item=item, skipped=False).order_by("created_at", "id"):
+            got = judgment_of(v)
+            if pair and got is not None:
+                out[(pair, got[0])] = {**got[1], "judge": "human"}
+    return out
+
+
+class ReviewedJudge:
+    """The run's judge, with human verdicts standing in where it abstained."""
+
+    def __init__(self, base: Judge, human: HumanJudge) -> None:
+        self.base = base
+        self.human = human
+        self.name = getattr(base, "name", "judge")
+
+    def judge(self, request: PairRequest) -> JudgeVerdict:
+        v = self.base.judge(request)
+        if not getattr(v, "abstained", False):
+            return v
+        h = self.human.judge(request)
+        return v if getattr(h, "abstained", False) else h
+
+
+def pair_flow_back(item: AnnotationItem) -> None:
+    """Replay the item's trace with the verdicts now settled (called on settle and undo)."""
+    result = AuditResult.objects.select_related("run").get(pk=item.result_id)
+    run = result.run
+    if run.judge not in ("human", "heuristic"):
+        return  # a model or recorded judgment decides; human verdicts there are evaluation
+    human = HumanJudge(result_verdicts(result))
+    judge: Judge = human if run.judge == "human" else ReviewedJudge(make_judge(run.judge), human)
+    rereplay_trace(run=run, trace_id=result.trace_id, judge=judge)
+
+
+def open_review_queue(run: AuditRun) -> AnnotationQueue | None:
+    """For a finished human-judge run with pairs awaiting review: its pair queue (made once)."""
+    # In the function: services imports flowback, which imports this module.
+    from auditor.annotation.services import queue_create
+
+    if run.judge != "human" or run.status != AuditRun.Status.DONE:
+        return None
+    existing = AnnotationQueue.objects.filter(run=run, kinds=["pair"]).first()
+    if existing is not None:
+        return existing
+    waiting = any(
+        rec.get("awaiting_review")
+        for rec in AuditResult.objects.filter(run=run, policy="twincheck").values_list(
+            "record", flat=True
+        )
+        if isinstance(rec, dict)
+    )
+    if not waiting:
+        return None
+    return queue_create(run=run, name=f"TwinCheck pairs of run #{run.pk}", kinds=["pair"], k=2)
+
+
+def on_run_finished(sender: type, run: AuditRun, **_: Any) -> None:
+    """`auditor.runs.work.run_finished` receiver (connected in auditor/apps.py)."""
+    open_review_queue(run)

@@ -1,0 +1,39 @@
+"""Replay one trace of a finished run again with another judge — the human gate's verdicts —
+and store its new results in place, then recompute the run's tables (issue 11 item 3: "when
+verdicts arrive, the affected traces are replayed again and the run's tables update")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from auditor.runs.calibration import label_events
+from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from auditor.runs.summary import audit_run_summary
+from auditor.runs.work import AuditorCache
+from policies import Judge
+from traces.models import Trace
+from traces.selectors import load_events
+
+
+def rereplay_trace(
+    *, run: AuditRun, trace_id: int, judge: Judge, policies: Sequence[str] = ("twincheck",)
+) -> None:
+    """The trace's results for ``policies`` replaced by a fresh replay under ``judge`` (other
+    policies' results and the run's settings are untouched). Call inside a transaction."""
+    trace = Trace.objects.only("pk", "model", "header").get(pk=trace_id)
+    auditors = AuditorCache(run, judge)
+    events = label_events(load_events([trace_id])[trace_id], auditors.executed)
+    auditor = auditors.for_trace(trace.header or {}, trace.model, events)
+    if auditors.backend is not None:
+        events, _ = auditors.backend.prepare(events, run.policies)
+    results = auditor.audit(events)
+    for name in policies:
+        if name not in results:
+            continue
+        d = results[name].to_dict()
+        AuditResult.objects.filter(run=run, trace_id=trace_id, policy=name).update(
+            guarded_trajectory=d["guarded_trajectory"], **{f: d[f] for f in DECISION_FIELDS}
+        )
+    if auditors.backend is not None:
+        auditors.backend.flush()
+    AuditRun.objects.filter(pk=run.pk).update(summary=audit_run_summary(run))
