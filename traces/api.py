@@ -14,12 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from traces import selectors
-<<<<<<< HEAD
 from traces.models import Project, ProjectToken, Upload
-=======
-from traces.models import Project, Upload
 from traces.run_source import RunSource
->>>>>>> main
 from traces.serializers import (
     EventSerializer,
     TraceSerializer,

@@ -27,7 +27,6 @@ from traces import importers, search
 from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
-<<<<<<< HEAD
 from traces.reader import (
     LimitExceeded,
     Limits,
@@ -37,11 +36,8 @@ from traces.reader import (
     open_payload,
     parse_line,
 )
-=======
-from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
 from traces.run_source import Qualifier, RunSource, run_read
 from traces.signals import upload_done
->>>>>>> main
 from traces.store import ChunkedStore
 from traces.validate import validate_event
 
