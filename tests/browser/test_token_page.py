@@ -23,7 +23,7 @@ def test_owner_creates_a_scoped_token_and_sees_its_details(
     page.fill("#token-name", "dashboard-reader")
     page.select_option("#token-scope", "read")
     page.fill("#token-expiry", "30")
-    page.click("form.row button[type=submit]")
+    page.click("form:has(#token-name) button[type=submit]")
     page.wait_for_selector("#new-token")
     tokens = page.inner_text("ul.tokens")
     assert "dashboard-reader" in tokens and "upload and read" in tokens
