@@ -47,7 +47,13 @@ def trace_header(t: dict) -> dict:
         "task_id": t["task_id"],
         # The run the trace came from (issue 14); the model and agent columns above name it too.
         "run_label": t.get("run_label", ""),
-        "outcome": {"success": t["outcome_success"], "reward": t["outcome_reward"]},
+        # The outcome the uploaded file recorded, said so: the audited actor outcome is each
+        # decision's `actor_success` (one meaning per word, as on the trace page and the list).
+        "outcome": {
+            "success": t["outcome_success"],
+            "reward": t["outcome_reward"],
+            "source": "recorded",
+        },
         "event_count": t["event_count"],
     }
 

@@ -73,6 +73,8 @@ def test_jsonl_round_trip_reingests_the_same_traces_and_events(audited):
             line["trace"]["category"],
             line["trace"]["outcome"]["success"],
         )
+        # The header's outcome is the recorded one and says so (the audited one is per decision).
+        assert line["trace"]["outcome"]["source"] == "recorded"
 
 
 def test_parquet_reads_back_with_pyarrow(audited):
