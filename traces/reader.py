@@ -124,12 +124,16 @@ class _GzipGuard(io.RawIOBase):
             )
 
 
-def open_payload(raw: BinaryIO, limits: Limits) -> tuple[BinaryIO, bool]:
-    """The decompressed byte stream of an upload and whether it was gzip (sniffed by magic)."""
+def open_payload(
+    raw: BinaryIO, limits: Limits, *, zip_format: bool = False
+) -> tuple[BinaryIO, bool]:
+    """The decompressed byte stream of an upload and whether it was gzip (sniffed by magic).
+    `zip_format`: the format named (or auto-detection) may be one whose files are zip archives
+    (Inspect AI's `.eval`); the caller then refuses a zip the detected format does not read."""
     head = raw.read(4)
     raw.seek(0)
-    if head == ZIP_MAGIC:
-        # Whatever the format named: a stored (uncompressed) member would otherwise half-parse.
+    if head == ZIP_MAGIC and not zip_format:
+        # Whatever line format was named: a stored (uncompressed) member would half-parse.
         raise LimitExceeded(format_hint(head))
     if head[:2] == GZIP_MAGIC:
         return io.BufferedReader(_GzipGuard(raw, limits), buffer_size=_READ_CHUNK), True

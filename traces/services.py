@@ -28,6 +28,7 @@ from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
 from traces.reader import (
+    ZIP_MAGIC,
     LimitExceeded,
     Limits,
     TooLong,
@@ -42,6 +43,8 @@ from traces.store import ChunkedStore
 from traces.validate import validate_event
 
 FORMATS = ("auto", *dict.fromkeys(["v1", *importers.IMPORTERS]))
+# Formats whose files are zip archives (Inspect AI's `.eval`); any other gets the zip hint.
+ZIP_FORMATS = ("inspect_ai",)
 
 
 class UploadRejected(Exception):
@@ -281,8 +284,9 @@ def upload_process(*, upload_id: int) -> Upload | None:
             on_chunk=lambda: progress.report(0.95 * raw.tell() / size),
         )
         try:
-            stream, _gz = open_payload(raw, limits)
             fmt = upload.format_requested
+            zip_format = fmt in ("auto", *ZIP_FORMATS)
+            stream, _gz = open_payload(raw, limits, zip_format=zip_format)
             if fmt == "auto":
                 head = _head(stream)
                 try:
@@ -290,6 +294,8 @@ def upload_process(*, upload_id: int) -> Upload | None:
                 except ValueError as exc:
                     hint = format_hint(head)
                     return _fail(upload, f"{hint} ({exc})" if hint else str(exc))
+                if fmt not in ZIP_FORMATS and head.startswith(ZIP_MAGIC):
+                    return _fail(upload, format_hint(head))
             upload.format_detected = fmt
             for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
                 problems = validate_event(event)
