@@ -61,7 +61,9 @@ def _copy(rows: Sequence[dict[str, Any]]) -> None:
     now = timezone.now()
     table = connection.ops.quote_name(AuditResult._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(c) for c in COLUMNS)
-    with connection.cursor() as cur:
+    # The raw psycopg cursor (Django's has no COPY): its errors are mapped to Django's by hand,
+    # so a conflict arrives as the IntegrityError store_results handles.
+    with connection.cursor() as cur, connection.wrap_database_errors:
         with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row([_value(c, row, now) for c in COLUMNS])
