@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 
 from auditor.models import AuditResult, AuditRun
 from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.store import result_row, store_results
+from auditor.runs.summary import audit_run_summary
 from auditor.runs.work import AuditorCache
+from policies.report import summarise_run
+from policies.twincheck_report import twincheck_report
 from tests.audit.test_runs import DATA, LDB, SYCON, ingest_file, run_inline
 from traces.models import Trace
 from traces.selectors import load_events
@@ -70,3 +74,25 @@ def test_a_batch_stored_twice_keeps_the_first_copy(project):
         store_results(rows)  # every row conflicts: the COPY fails, the fallback keeps them
         store_results([])
     assert list(AuditResult.objects.filter(run=run).order_by("pk").values()) == first
+
+
+def test_run_summary_reads_the_records_as_the_jsonfield_does(project):
+    """The summary decodes records from text with orjson (for speed): the tables equal those
+    from the JSONField's own decoding, on real data with TwinCheck's report."""
+    ingest_file(project, TAU)
+    run = run_inline(project, environment="none")
+    assert run.summary["twincheck"]["report"]
+    categories = dict(Trace.objects.filter(audit_items__run=run).values_list("pk", "category"))
+    for policy in run.policies:
+        rows = list(
+            AuditResult.objects.filter(run=run, policy=policy)
+            .order_by("trace_id")
+            .values("trace_id", *DECISION_FIELDS)
+        )
+        results = [{**r, "policy": policy, "guarded_trajectory": None} for r in rows]
+        cats = [categories.get(r["trace_id"]) or "—" for r in rows]
+        n_boot = settings.TA_SUMMARY_BOOTSTRAP
+        expected = summarise_run(results, cats, n_boot=n_boot)
+        if policy == "twincheck":
+            expected["report"] = twincheck_report(results, cats, n_boot=n_boot)
+        assert audit_run_summary(run)[policy] == json.loads(json.dumps(expected))
