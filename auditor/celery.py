@@ -6,7 +6,12 @@ import os
 
 from celery import Celery
 
+from auditor import broker_patch
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
+
+# Before any connection exists: a Redis outage must not kill the worker (auditor/broker_patch.py).
+broker_patch.install()
 
 app = Celery("auditor")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -44,11 +44,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "auditor.middleware.PermissionsPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication (it needs request.user), before any view middleware reads the body.
+    "auditor.middleware.BodyGateMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -136,12 +139,40 @@ CELERY_TASK_ROUTES = {
     "auditor.tasks_export.*": {"queue": "export"},
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A broker outage of any length is waited out: the default (100 retries) ends the worker after a
+# long outage, and then queued work waits for someone to restart it (issue 18).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# On a lost connection a running task is left to finish, not cancelled: its work is kept, and a
+# redelivery of its message (visibility timeout) is a no-op because jobs are claimed once.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     # How long Redis waits before redelivering an unacknowledged task (acks_late): a task whose
     # worker was killed runs again after this. Redelivery of a task still running is harmless
     # (tasks are idempotent), so this can be short.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": env_int("TA_VISIBILITY_TIMEOUT", 600, minimum=1)
+    }
+
+# --- Cache (authentication failure counts; shared by every web process) ----------------------
+TA_CACHE_URL = env_str(
+    "TA_CACHE_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "",
+)
+if TA_CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": TA_CACHE_URL,
+        }
+    }
+else:
+    # No Redis (the development set-up): files, shared by the processes of one machine.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
     }
 
 # --- Audit runs -----------------------------------------------------------------------------
@@ -205,8 +236,27 @@ TA_INGEST_BATCH_EVENTS = env_int("TA_INGEST_BATCH_EVENTS", 20_000, minimum=1)
 # Django reads request bodies into memory up to this size; uploads stream to disk beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# The first handler stops a multipart upload at TA_MAX_UPLOAD_BYTES, before the rest is read
+# (a chunked body declares no length to check up front).
+FILE_UPLOAD_HANDLERS = [
+    "traces.upload_handlers.SizeLimitUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 # --- Auth, API ------------------------------------------------------------------------------
+# Failed authentications (common/throttle.py): this many failures within the window lock the
+# client address or the account for the lockout time (429 with Retry-After).
+TA_AUTH_THROTTLE = {
+    "login-ip": env_int("TA_LOGIN_FAILURES_PER_IP", 20, minimum=1),
+    "login-account": env_int("TA_LOGIN_FAILURES_PER_ACCOUNT", 5, minimum=1),
+    "token-ip": env_int("TA_TOKEN_FAILURES_PER_IP", 20, minimum=1),
+}
+TA_AUTH_FAILURE_WINDOW_SECONDS = env_int("TA_AUTH_FAILURE_WINDOW_SECONDS", 900, minimum=1)
+TA_AUTH_LOCKOUT_SECONDS = env_int("TA_AUTH_LOCKOUT_SECONDS", 900, minimum=1)
+# Behind a proxy REMOTE_ADDR is the proxy: name the header it sets (e.g. HTTP_X_REAL_IP). Leave
+# empty when clients connect directly, or any client could pick its own address.
+TA_CLIENT_IP_HEADER = env_str("TA_CLIENT_IP_HEADER", "")
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -215,7 +265,10 @@ REST_FRAMEWORK = {
         "traces.api_auth.ProjectTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "traces.api_auth.TokenScopePermission",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "traces.api_errors.exception_handler",
     # `?format=` names the trace format of an upload, not DRF's renderer.
@@ -251,6 +304,27 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Features no page of the app uses: denied to every origin (auditor/middleware.py).
+TA_PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer",
+        "autoplay",
+        "camera",
+        "display-capture",
+        "geolocation",
+        "gyroscope",
+        "magnetometer",
+        "microphone",
+        "midi",
+        "payment",
+        "publickey-credentials-get",
+        "screen-wake-lock",
+        "serial",
+        "usb",
+        "xr-spatial-tracking",
+    )
+}
 if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("TA_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True

@@ -6,10 +6,11 @@ and in request count; reports p50/p95 latency per kind and the error count (targ
     CELERY_BROKER_URL=redis://127.0.0.1:6379/9 \\
         .venv/bin/python bench/load.py [--seconds 60] [--uploaders 20] [--annotators 20]
 
-It starts gunicorn (127.0.0.1 only) and one Celery worker, creates a project with a token,
-annotator accounts and an audit run with an annotation queue (k = the number of annotators),
-then runs the clients as threads: an uploader POSTs small unique JSONL files to /api/uploads/
-with the token; an annotator GETs its next item and POSTs a verdict, as the browser form does.
+It starts gunicorn (127.0.0.1 only, docker/gunicorn.conf.py) and one Celery worker, creates a
+project with a token, annotator accounts and an audit run with an annotation queue (k = the
+number of annotators), then runs the clients as threads: an uploader POSTs small unique JSONL
+files to /api/uploads/ with the token; an annotator GETs its next item and POSTs a verdict, as
+the browser form does.
 """
 
 from __future__ import annotations
@@ -204,22 +205,26 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--max-requests", type=int, default=200_000)
     parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument("--web-threads", type=int, default=8)
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("set DATABASE_URL=postgres://… and CELERY_BROKER_URL=redis://…")
     token, queue = setup(args.annotators, 300)
-    env = dict(os.environ, DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost")
+    # The deployed server settings (docker/gunicorn.conf.py: gthread workers), on loopback.
+    env = dict(
+        os.environ,
+        DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+        GUNICORN_BIND=f"127.0.0.1:{PORT}",
+        WEB_CONCURRENCY=str(args.web_workers),
+        GUNICORN_THREADS=str(args.web_threads),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         web = subprocess.Popen(
             [
                 str(ROOT / ".venv/bin/gunicorn"),
                 "auditor.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{PORT}",
-                "--workers",
-                str(args.web_workers),
-                "--timeout",
-                "60",
+                "-c",
+                "docker/gunicorn.conf.py",
             ],
             cwd=ROOT,
             env=env,

@@ -7,12 +7,8 @@ case "${1:-web}" in
   web)
     # Only the web service migrates, so two processes never race on the same migration.
     python manage.py migrate --noinput
-    exec gunicorn auditor.wsgi:application \
-      --bind 0.0.0.0:8000 \
-      --workers "${WEB_CONCURRENCY:-3}" \
-      --timeout "${GUNICORN_TIMEOUT:-60}" \
-      --access-logfile - \
-      --forwarded-allow-ips "${FORWARDED_ALLOW_IPS:-*}"
+    # gthread workers, timeouts and the trusted proxy addresses: docker/gunicorn.conf.py.
+    exec gunicorn auditor.wsgi:application -c /app/docker/gunicorn.conf.py
     ;;
   worker)
     # A task that ran against an unmigrated database would fail; wait for web's migrate.

@@ -53,6 +53,19 @@ def _media_root(tmp_path_factory):  # type: ignore[no-untyped-def]
     settings.MEDIA_ROOT = old
 
 
+@pytest.fixture(autouse=True)
+def _cache_per_test(settings):  # type: ignore[no-untyped-def]
+    """Each test sees an empty cache: the real backend (Redis in CI) under a key prefix of its
+    own. The cache outlives test databases, so without this a test would read values another
+    run's database produced, and authentication failures of one test would lock out the next."""
+    import uuid
+
+    settings.CACHES = {
+        name: {**conf, "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
+        for name, conf in settings.CACHES.items()
+    }
+
+
 # --- personas ----------------------------------------------------------------------------
 @pytest.fixture
 def alice(django_user_model):  # type: ignore[no-untyped-def]
@@ -77,9 +90,19 @@ def project(alice):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def token(project):  # type: ignore[no-untyped-def]
+    """A project token with the read scope: the API tests read with it."""
     from traces.models import ProjectToken
 
-    _t, raw = ProjectToken.issue(project=project, name="agent")
+    _t, raw = ProjectToken.issue(project=project, name="agent", scope=ProjectToken.Scope.READ)
+    return raw
+
+
+@pytest.fixture
+def upload_token(project):  # type: ignore[no-untyped-def]
+    """A project token as issued by default: upload only."""
+    from traces.models import ProjectToken
+
+    _t, raw = ProjectToken.issue(project=project, name="uploader")
     return raw
 
 
@@ -129,9 +152,12 @@ def _db_url(s: dict) -> str:
 class WorkerProcess:
     """A real `celery worker` subprocess against the test database and broker."""
 
-    def __init__(self, env: dict[str, str], log: Path) -> None:
+    def __init__(self, env: dict[str, str], log: Path, options: list[str] | None = None) -> None:
         self.env = env
         self.log = log
+        # The worker's options; the default leaves out gossip, mingle and heartbeats for speed.
+        # A test of the deployed shape passes docker/entrypoint.sh's own (None = the default).
+        self.options = options
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -146,15 +172,21 @@ class WorkerProcess:
                 "worker",
                 "-Q",
                 "ingest,audit,export",
-                "--concurrency",
-                "1",
-                "--pool",
-                "prefork",
-                "-l",
-                "info",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
+                *(
+                    self.options
+                    if self.options is not None
+                    else [
+                        "--concurrency",
+                        "1",
+                        "--pool",
+                        "prefork",
+                        "-l",
+                        "info",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--without-heartbeat",
+                    ]
+                ),
             ],
             cwd=REPO,
             env=self.env,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
@@ -13,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from traces import selectors
-from traces.models import Project, Upload
+from traces.models import Project, ProjectToken, Upload
 from traces.run_source import RunSource
 from traces.serializers import (
     EventSerializer,
@@ -23,6 +24,7 @@ from traces.serializers import (
     UploadSerializer,
 )
 from traces.services import FORMATS, upload_create, upload_size_check
+from traces.upload_handlers import upload_too_large
 
 RAW_TYPES = (
     "application/x-ndjson",
@@ -52,6 +54,11 @@ def _read_raw_body(request: Request) -> tempfile.SpooledTemporaryFile:
     spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)
     size = 0
     raw = request._request  # the Django request: read the body as a stream, not into memory
+    meta = raw.META
+    if not declared and meta.get("wsgi.input_terminated"):
+        # Chunked (no Content-Length): Django reads no body it has no length for, but the
+        # server (gunicorn) ends wsgi.input at the last chunk. The size check still applies.
+        raw = meta["wsgi.input"]
     while chunk := raw.read(1 << 20):
         size += len(chunk)
         upload_size_check(size)
@@ -82,6 +89,7 @@ RUN_PARTS = ("model", "agent", "benchmark", "label")
 
 class UploadListCreate(APIView):
     parser_classes = [MultiPartParser, FormParser, RawBodyParser]
+    token_scope = ProjectToken.Scope.UPLOAD  # an agent's upload-only token sends and lists
 
     @extend_schema(
         summary="Upload a trace file",
@@ -113,7 +121,10 @@ class UploadListCreate(APIView):
     def post(self, request: Request) -> Response:
         content_type = (request.content_type or "").split(";")[0].strip().lower()
         if content_type in ("multipart/form-data", "application/x-www-form-urlencoded"):
-            form = UploadFormSerializer(data=request.data)
+            data = request.data
+            if upload_too_large(request._request):  # stopped at the limit while streaming
+                upload_size_check(settings.TA_MAX_UPLOAD_BYTES + 1)
+            form = UploadFormSerializer(data=data)
             form.is_valid(raise_exception=True)
             fileobj = form.validated_data["file"]
             filename = fileobj.name
@@ -156,6 +167,8 @@ class UploadListCreate(APIView):
 
 
 class UploadDetail(APIView):
+    token_scope = ProjectToken.Scope.UPLOAD  # the status URL an upload answers with
+
     @extend_schema(summary="Upload status, counts and errors", responses=UploadSerializer)
     def get(self, request: Request, pk: int) -> Response:
         upload = selectors.upload_get(user=request.user, upload_id=pk)

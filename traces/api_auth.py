@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, permissions
 
+from common import throttle
 from traces.models import ProjectToken
 
 
 class TokenUser(AnonymousUser):
-    """The identity behind a project token: may upload to, and read, its one project."""
+    """The identity behind a project token: its one project, within the token's scope
+    (TokenScopePermission)."""
 
     def __init__(self, token: ProjectToken) -> None:
         super().__init__()
@@ -34,14 +36,36 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'")
+        # Guessing tokens: an address with too many failures is refused before any lookup.
+        by_ip, ip = throttle.policy("token-ip"), throttle.client_ip(request)
+        wait = throttle.retry_after(by_ip, ip)
+        if wait:
+            raise exceptions.Throttled(wait=wait, detail="too many failed token attempts")
         raw = header[1].decode(errors="replace")
         token = ProjectToken.lookup(raw)
         if token is None:
+            locked = throttle.record_failure(by_ip, ip)
+            if locked:
+                raise exceptions.Throttled(wait=locked, detail="too many failed token attempts")
             raise exceptions.AuthenticationFailed("unknown or revoked project token")
         return TokenUser(token), token
 
     def authenticate_header(self, request):  # type: ignore[no-untyped-def]
         return "Bearer"
+
+
+class TokenScopePermission(permissions.BasePermission):
+    """A project token may use a view only if its scope covers the view's `token_scope`. A view
+    that names none needs `read`: a new endpoint is closed to upload-only tokens until it says
+    otherwise. People (sessions) are not concerned: their role is checked by the views."""
+
+    message = "this project token may only upload; ask an owner for a token with the read scope"
+
+    def has_permission(self, request, view):  # type: ignore[no-untyped-def]
+        token = getattr(request.user, "token", None)
+        if not isinstance(token, ProjectToken):
+            return True
+        return token.allows(getattr(view, "token_scope", ProjectToken.Scope.READ))
 
 
 class ProjectTokenScheme(OpenApiAuthenticationExtension):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from common.jobs import Job
 from traces.links import page_url
@@ -61,36 +63,74 @@ def _hash_token(raw: str) -> str:
 
 
 class ProjectToken(models.Model):
-    """A per-project upload token for agents. Only its SHA-256 is stored; the raw value is shown
-    once, at creation."""
+    """A per-project token for agents. Only its SHA-256 is stored; the raw value is shown once,
+    at creation. Its scope says what it may do: `upload` (the default — an agent's token sends
+    traces and follows its uploads) or `read` (also reads the project's traces and exports)."""
 
     PREFIX = "ta_"
+    # last_used_at is written at most this often: not one UPDATE per API request.
+    LAST_USED_RESOLUTION_SECONDS = 60
+
+    class Scope(models.TextChoices):
+        UPLOAD = "upload", "upload only"
+        READ = "read", "upload and read"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tokens")
     name = models.CharField(max_length=100)
     digest = models.CharField(max_length=64, unique=True)
     hint = models.CharField(max_length=12, help_text="the first characters, to tell tokens apart")
+    scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.UPLOAD)
     created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="none: never expires")
+    last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.name} ({self.hint}…)"
 
+    def allows(self, scope: str) -> bool:
+        """`read` includes `upload`."""
+        return scope == self.Scope.UPLOAD or self.scope == self.Scope.READ
+
     @classmethod
-    def issue(cls, *, project: Project, name: str) -> tuple[ProjectToken, str]:
+    def issue(
+        cls,
+        *,
+        project: Project,
+        name: str,
+        scope: str = Scope.UPLOAD,
+        expires_at: datetime | None = None,
+    ) -> tuple[ProjectToken, str]:
+        if scope not in cls.Scope.values:
+            raise ValueError(f"unknown token scope {scope!r}; choose one of: {cls.Scope.values}")
         raw = cls.PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(
-            project=project, name=name, digest=_hash_token(raw), hint=raw[:8]
+            project=project,
+            name=name,
+            digest=_hash_token(raw),
+            hint=raw[:8],
+            scope=scope,
+            expires_at=expires_at,
         )
         return token, raw
 
     @classmethod
     def lookup(cls, raw: str) -> ProjectToken | None:
-        return (
+        """The live token (not revoked, not expired) with this value; its use is recorded."""
+        now = timezone.now()
+        token = (
             cls.objects.select_related("project")
             .filter(digest=_hash_token(raw), revoked_at__isnull=True)
+            .filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now))
             .first()
         )
+        if token is not None and (
+            token.last_used_at is None
+            or (now - token.last_used_at).total_seconds() >= cls.LAST_USED_RESOLUTION_SECONDS
+        ):
+            cls.objects.filter(pk=token.pk).update(last_used_at=now)
+            token.last_used_at = now
+        return token
 
 
 class Upload(Job):

@@ -13,6 +13,8 @@ from typing import BinaryIO
 import orjson
 
 GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"
+UTF8_BOM = b"\xef\xbb\xbf"
 _READ_CHUNK = 1 << 20
 
 
@@ -59,7 +61,7 @@ class _GzipGuard(io.RawIOBase):
         self._raw = raw
         self._limits = limits
         self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self._in = 0
+        self._in = 0  # compressed bytes read from the file
         self._out = 0
         self._buf = b""
         self._eof = False
@@ -101,6 +103,12 @@ class _GzipGuard(io.RawIOBase):
         self._buf = self._buf[n:]
         return n
 
+    def _consumed(self) -> int:
+        """Compressed bytes the output came from. Not the bytes read: one 1 MiB read of
+        compressed newlines holds gigabytes, and judged against the whole read the ratio fired
+        only after ~100 MiB of output (22 s of a worker splitting empty lines)."""
+        return max(1, self._in - len(self._z.unconsumed_tail))
+
     def _check(self) -> None:
         lim = self._limits
         if self._out > lim.max_decompressed_bytes:
@@ -108,22 +116,22 @@ class _GzipGuard(io.RawIOBase):
                 f"decompressed size exceeds the limit of {_mib(lim.max_decompressed_bytes)} "
                 f"(TA_MAX_DECOMPRESSED_BYTES); split the file or raise the limit"
             )
-        if (
-            self._out > self.RATIO_GRACE_BYTES
-            and self._in
-            and self._out / self._in > lim.max_gzip_ratio
-        ):
+        consumed = self._consumed()
+        if self._out > self.RATIO_GRACE_BYTES and self._out / consumed > lim.max_gzip_ratio:
             raise LimitExceeded(
                 f"gzip expands more than {lim.max_gzip_ratio:g}x (TA_MAX_GZIP_RATIO): "
-                f"{_mib(self._in)} became over {_mib(self._out)}; refusing a possible zip bomb"
+                f"{_mib(consumed)} became over {_mib(self._out)}; refusing a possible zip bomb"
             )
 
 
 def open_payload(raw: BinaryIO, limits: Limits) -> tuple[BinaryIO, bool]:
     """The decompressed byte stream of an upload and whether it was gzip (sniffed by magic)."""
-    head = raw.read(2)
+    head = raw.read(4)
     raw.seek(0)
-    if head == GZIP_MAGIC:
+    if head == ZIP_MAGIC:
+        # Whatever the format named: a stored (uncompressed) member would otherwise half-parse.
+        raise LimitExceeded(format_hint(head))
+    if head[:2] == GZIP_MAGIC:
         return io.BufferedReader(_GzipGuard(raw, limits), buffer_size=_READ_CHUNK), True
     return raw, False
 
@@ -168,6 +176,9 @@ def iter_lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, byt
         if not line:
             return
         lineno += 1
+        if lineno == 1 and line.startswith(UTF8_BOM):
+            # Editors on Windows start UTF-8 files with a BOM; it is not part of the JSON.
+            line = line[len(UTF8_BOM) :]
         if len(line) == limit and not line.endswith(b"\n"):
             # Too long: drain the rest of this line in bounded pieces.
             while True:
@@ -179,6 +190,22 @@ def iter_lines(stream: BinaryIO, max_line_bytes: int) -> Iterator[tuple[int, byt
         line = line.strip(b" \t\r\n")  # JSON whitespace only: \x0b or \x0c are errors
         if line:
             yield lineno, line
+
+
+def format_hint(head: bytes) -> str:
+    """Why a file whose format was not recognised may not be one: a zip archive or one JSON
+    array are common mistakes, each with its fix. Empty when neither."""
+    if head.startswith(ZIP_MAGIC):
+        return (
+            "this is a zip archive, which is not read: upload the .jsonl (or .jsonl.gz) "
+            "file inside it"
+        )
+    if head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n").startswith(b"["):
+        return (
+            "the file is one JSON array; the v1 format is JSON Lines, one event object per "
+            "line — convert it with: jq -c '.[]' file.json > file.jsonl"
+        )
+    return ""
 
 
 def json_depth(value: object) -> int:

@@ -21,12 +21,21 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from common.hygiene import clean_filename
 from common.jobs import job_claim, job_enqueue, job_heartbeat, stale, stale_cutoff
 from traces import importers, search
 from traces.collect import Collector, trace_id_from_raw
 from traces.importers.base import ImportReport
 from traces.models import Project, Trace, Upload
-from traces.reader import LimitExceeded, Limits, TooLong, iter_lines, open_payload, parse_line
+from traces.reader import (
+    LimitExceeded,
+    Limits,
+    TooLong,
+    format_hint,
+    iter_lines,
+    open_payload,
+    parse_line,
+)
 from traces.run_source import Qualifier, RunSource, run_read
 from traces.signals import upload_done
 from traces.store import ChunkedStore
@@ -112,7 +121,8 @@ def upload_create(
     existing = Upload.objects.filter(project=project, content_hash=content_hash).first()
     if existing is not None:
         return existing, False
-    filename = (filename or "upload.jsonl").replace("\\", "/").rsplit("/", 1)[-1][:255]
+    # Client-supplied: no path parts, CR/LF, quotes or bidi controls (common/hygiene.py).
+    filename = clean_filename(filename)
     upload = Upload(
         project=project,
         filename=filename,
@@ -274,10 +284,12 @@ def upload_process(*, upload_id: int) -> Upload | None:
             stream, _gz = open_payload(raw, limits)
             fmt = upload.format_requested
             if fmt == "auto":
+                head = _head(stream)
                 try:
-                    fmt = importers.detect(_head(stream), upload.filename)
+                    fmt = importers.detect(head, upload.filename)
                 except ValueError as exc:
-                    return _fail(upload, str(exc))
+                    hint = format_hint(head)
+                    return _fail(upload, f"{hint} ({exc})" if hint else str(exc))
             upload.format_detected = fmt
             for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
                 problems = validate_event(event)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import timedelta
 from pathlib import Path
 
 import orjson
@@ -23,14 +24,23 @@ from django.http import (
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
+from common.hygiene import clean_filename, csv_safe
 from common.rendering import render_page_or_fragment
 from traces import selectors
 from traces.links import page_url
 from traces.models import ProjectToken, Upload
 from traces.run_source import RunSource
-from traces.services import FORMATS, UploadRejected, upload_create, upload_retry
+from traces.services import (
+    FORMATS,
+    UploadRejected,
+    upload_create,
+    upload_retry,
+    upload_size_check,
+)
+from traces.upload_handlers import upload_too_large
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "trace-v1.schema.json"
 EXAMPLES_PATH = Path(__file__).resolve().parent / "schema" / "examples"
@@ -51,7 +61,16 @@ def token_create(request: HttpRequest, pk: int) -> HttpResponse:
     if selectors.role_of(user=request.user, project=project) != "owner":
         raise PermissionDenied("only owners create tokens")
     name = (request.POST.get("name") or "agent").strip()[:100]
-    _token, raw = ProjectToken.issue(project=project, name=name)
+    scope = request.POST.get("scope") or ProjectToken.Scope.UPLOAD
+    days = (request.POST.get("expires_days") or "").strip()
+    if scope not in ProjectToken.Scope.values:
+        messages.error(request, f"unknown token scope {scope!r}")
+        return redirect(project)
+    if days and not (days.isdigit() and 1 <= int(days) <= 3650):
+        messages.error(request, "expiry: a number of days from 1 to 3650, or empty for never")
+        return redirect(project)
+    expires_at = timezone.now() + timedelta(days=int(days)) if days else None
+    _token, raw = ProjectToken.issue(project=project, name=name, scope=scope, expires_at=expires_at)
     # Shown once on the next page, never stored in clear.
     request.session["new_token"] = raw
     return redirect(project)
@@ -104,7 +123,12 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         fileobj = request.FILES.get("file")
         fmt = request.POST.get("format", "auto")
-        if fileobj is None:
+        if upload_too_large(request):  # the upload handler stopped reading at the limit
+            try:
+                upload_size_check(settings.TA_MAX_UPLOAD_BYTES + 1)
+            except UploadRejected as exc:
+                error = str(exc)
+        elif fileobj is None:
             error = "choose a file to upload"
         else:
             try:
@@ -178,17 +202,24 @@ def _audit_url(upload: Upload) -> str | None:
 def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
     """The error report as a download: JSON (default) or CSV."""
     upload = selectors.upload_get(user=request.user, upload_id=pk)
-    stem = Path(upload.filename).stem
+    # Names stored before uploads were cleaned may still hold CR/LF or quotes.
+    stem = Path(clean_filename(upload.filename)).stem
     if request.GET.get("format") == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf)
         writer.writerow(["line", "trace_id", "path", "message"])
         for e in upload.errors:
+            # Trace ids, paths and messages quote the uploaded file: agent-controlled.
             writer.writerow(
-                [e.get("line"), e.get("trace_id") or "", e.get("path"), e.get("message")]
+                [
+                    csv_safe(e.get("line")),
+                    csv_safe(e.get("trace_id") or ""),
+                    csv_safe(e.get("path")),
+                    csv_safe(e.get("message")),
+                ]
             )
         response = HttpResponse(buf.getvalue(), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{stem}-errors.csv"'
+        response["Content-Disposition"] = content_disposition_header(True, f"{stem}-errors.csv")
         return response
     body = {
         "upload": upload.pk,
@@ -204,7 +235,7 @@ def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
     response = HttpResponse(
         orjson.dumps(body, option=orjson.OPT_INDENT_2), content_type="application/json"
     )
-    response["Content-Disposition"] = f'attachment; filename="{stem}-errors.json"'
+    response["Content-Disposition"] = content_disposition_header(True, f"{stem}-errors.json")
     return response
 
 

@@ -263,6 +263,7 @@ def verdict_submit(
     comment: str = "",
     skipped: bool = False,
     seconds: float | None = None,
+    queue_id: int | None = None,
 ) -> Verdict:
     """Record the user's verdict (or skip) on an item they hold. For pairs the label chosen
     on screen (A / B) is stored de-blinded (actor / twin) with the order shown. When the item
@@ -274,8 +275,11 @@ def verdict_submit(
             .filter(pk=item_id)
             .first()
         )
-        if item is None:
-            raise AnnotationRejected("no such item")
+        # The page checked the user's role in the queue named by the URL: the item must be of
+        # that queue, or a claim held in a project the user has since left could be answered
+        # through another project's queue URL.
+        if item is None or (queue_id is not None and item.queue_id != queue_id):
+            raise AnnotationRejected("no such item in this queue")
         if item.claimed_by_id != user.pk:
             raise AnnotationRejected("this item is not assigned to you (the claim expired?)")
         if Verdict.objects.filter(item=item, annotator=user).exists():

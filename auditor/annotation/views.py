@@ -180,6 +180,7 @@ def annotate(request: HttpRequest, pk: int) -> HttpResponse:
                 fatal=request.POST.get("fatal") in ("1", "on", "true"),
                 comment=request.POST.get("comment", ""),
                 skipped=request.POST.get("action") == "skip",
+                queue_id=queue.pk,
             )
         except (ValueError, schema.AnnotationRejected) as exc:
             error = str(exc)

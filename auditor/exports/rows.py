@@ -8,6 +8,8 @@ from typing import Any
 
 import orjson
 
+from common.hygiene import csv_safe
+
 # One row per decision (run × trace × policy), in this order, in CSV and Parquet.
 DECISION_COLUMNS = (
     "run",
@@ -100,11 +102,12 @@ def scalar(value: Any) -> Any:
 
 
 def csv_cell(value: Any) -> Any:
-    """CSV has no types: booleans are written `true`/`false` and null as an empty cell."""
+    """CSV has no types: booleans are written `true`/`false` and null as an empty cell. Strings
+    are agent-controlled: one that a spreadsheet would run as a formula is neutralised."""
     if value is None:
         return ""
     if value is True:
         return "true"
     if value is False:
         return "false"
-    return value
+    return csv_safe(value)

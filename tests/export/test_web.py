@@ -174,7 +174,7 @@ def test_project_token_reads_its_projects_exports_only(client, token, built):
     )
     assert r.status_code == 403
     other = Project.objects.create(name="other")
-    _t, foreign = ProjectToken.issue(project=other, name="x")
+    _t, foreign = ProjectToken.issue(project=other, name="x", scope="read")
     bad = {"Authorization": f"Bearer {foreign}"}
     assert (
         client.get(reverse("exports:api-detail", args=[built.pk]), headers=bad).status_code == 404
