@@ -148,6 +148,13 @@ def transition_rates(pairs: Sequence[tuple[bool, bool]]) -> tuple[float, float, 
     return alpha, beta, c
 
 
+def _rates(codes: npt.NDArray[np.int64]) -> tuple[float, float]:
+    """`transition_rates` of transition codes (see `calibrate`), counted by numpy."""
+    c00, c01, c10, c11 = (int(x) for x in np.bincount(codes, minlength=4))
+    inv, val = c00 + c01, c10 + c11
+    return (c01 / inv if inv else math.nan), (c10 / val if val else math.nan)
+
+
 @dataclass(frozen=True, slots=True)
 class Calibration:
     params: VrrParams
@@ -216,12 +223,16 @@ def calibrate(
         idx = np.array(index)
         loops = np.array([o.loop for o in obs])
         uniq_loops, loop_of = np.unique(loops, return_inverse=True)
-        by_loop = [np.flatnonzero(loop_of == i) for i in range(len(uniq_loops))]
+        n_loops = len(uniq_loops)
+        # transition codes 0..3 = "00", "01", "10", "11" (before, after), as transition_rates
         tr = np.array([[int(a), int(b)] for a, b in transitions], dtype=np.int64).reshape(-1, 2)
+        codes = tr[:, 0] * 2 + tr[:, 1]
         for _ in range(n_boot):
-            pick = rng.integers(0, len(by_loop), len(by_loop))
-            members = np.concatenate([by_loop[i] for i in pick])
-            w = np.bincount(idx[members], minlength=len(rows)).astype(np.float64)
+            pick = rng.integers(0, n_loops, n_loops)
+            # A row's weight is how often its loop was drawn: the same integer counts as
+            # concatenating the drawn loops' members, without a Python loop over loops.
+            drawn = np.bincount(pick, minlength=n_loops).astype(np.float64)
+            w = np.bincount(idx, weights=drawn[loop_of], minlength=len(rows))
             fit = _fit(
                 arr[:, 0],
                 arr[:, 1],
@@ -235,8 +246,7 @@ def calibrate(
                 tol=1e-8,
             )
             if len(tr):
-                t = tr[rng.integers(0, len(tr), len(tr))]
-                a_, b_, _ = transition_rates([(bool(x), bool(y)) for x, y in t])
+                a_, b_ = _rates(codes[rng.integers(0, len(tr), len(tr))])
             else:
                 a_, b_ = math.nan, math.nan
             samples.append(VrrParams(fit.rho0, fit.rho1, a_, b_, fit.prior_first))

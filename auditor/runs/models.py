@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings as django_settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 
 from common.jobs import Job
 from traces.models import Project, Trace
@@ -61,6 +62,23 @@ class AuditRun(Job):
     @property
     def progress(self) -> float:
         return self.traces_done / self.traces_total if self.traces_total else 1.0
+
+    @property
+    def eta(self) -> str:
+        """Time left at the rate so far ("" until a trace is done or once finished): long runs
+        (10⁵ traces) say how long they will take."""
+        if self.is_finished or not self.started_at or not self.traces_done:
+            return ""
+        left = self.traces_total - self.traces_done
+        if left <= 0:
+            return ""
+        elapsed = (timezone.now() - self.started_at).total_seconds()
+        seconds = round(elapsed / self.traces_done * left)
+        if seconds < 120:
+            return f"about {seconds} s left"
+        if seconds < 7200:
+            return f"about {round(seconds / 60)} min left"
+        return f"about {seconds / 3600:.1f} h left"
 
 
 class AuditItem(models.Model):

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from auditor.llm.backend import RunBackend
 from auditor.runs.calibration import executed_labels, label_events, verifier_of
-from auditor.runs.models import DECISION_FIELDS, AuditItem, AuditResult, AuditRun, Calibration
+from auditor.runs.models import AuditItem, AuditRun, Calibration
+from auditor.runs.store import result_row, store_results
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
 from policies import Auditor, Judge
@@ -137,9 +138,9 @@ def _audit_batch(
     events_by_trace: dict[int, list[dict]],
     auditors: AuditorCache,
 ) -> None:
-    """Audit a batch of traces and store their results in one transaction (one insert, one
+    """Audit a batch of traces and store their results in one transaction (one COPY, one
     update), so the database round trips do not dominate the policies' own work."""
-    rows: list[AuditResult] = []
+    rows: list[dict[str, Any]] = []
     done: list[int] = []
     failed: list[tuple[int, str]] = []
     for trace in traces:
@@ -158,20 +159,11 @@ def _audit_batch(
             failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
             continue
         for name, res in results.items():
-            d = res.to_dict()
-            rows.append(
-                AuditResult(
-                    run=run,
-                    trace=trace,
-                    policy=name,
-                    guarded_trajectory=d["guarded_trajectory"],
-                    **{f: d[f] for f in DECISION_FIELDS},
-                )
-            )
+            rows.append(result_row(run.pk, trace.pk, name, res.to_dict()))
         done.append(trace.pk)
     pending = AuditItem.objects.filter(run=run, status=AuditItem.Status.PENDING)
     with transaction.atomic():
-        AuditResult.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+        store_results(rows)
         pending.filter(trace_id__in=done).update(
             status=AuditItem.Status.DONE, error="", attempts=F("attempts") + 1
         )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.trace_list.selectors import PAGE_SIZE
@@ -342,6 +344,15 @@ def test_run_status_fragment_polls_while_running(client, alice, project, data):
     assert body.lstrip().startswith('<section id="status"')
     assert 'data-status="running"' in body and 'hx-trigger="every 1s"' in body
     assert "<html" not in body
+    assert 'id="run-eta"' not in body  # not started: no rate to estimate from
+    # 2 of 4 done in the 30 s since it started: about 30 s left, said under the progress bar
+    started = timezone.now() - timedelta(seconds=30)
+    AuditRun.objects.filter(pk=run.pk).update(started_at=started)
+    body = client.get(run.get_absolute_url(), HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(r'id="run-eta">about (30|31) s left<', body), body
+    AuditRun.objects.filter(pk=run.pk).update(started_at=started - timedelta(hours=1))
+    body = client.get(run.get_absolute_url(), HTTP_HX_REQUEST="true").content.decode()
+    assert re.search(r'id="run-eta">about (60|61) min left<', body), body  # 3,630 s
     AuditRun.objects.filter(pk=run.pk).update(status="done", traces_done=4)
     body = client.get(run.get_absolute_url(), HTTP_HX_REQUEST="true").content.decode()
     assert 'data-status="done"' in body and "hx-trigger" not in body
