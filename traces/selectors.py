@@ -30,6 +30,15 @@ def project_get(*, user, project_id: int) -> Project:  # type: ignore[no-untyped
     return project
 
 
+def project_by_ref(*, user, ref: str) -> Project | None:  # type: ignore[no-untyped-def]
+    """A project the user may see, named by id or by name (the APIs accept either); None when
+    there is none, so each API answers in its own error shape."""
+    visible = project_list(user=user)
+    by_id = ref.isascii() and ref.isdigit() and len(ref) < 19
+    project = visible.filter(pk=int(ref)).first() if by_id else None
+    return project or visible.filter(name=ref).first()
+
+
 def role_of(*, user, project: Project) -> str | None:  # type: ignore[no-untyped-def]
     if getattr(user, "project", None) is not None:
         return "uploader" if user.project.pk == project.pk else None

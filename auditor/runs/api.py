@@ -48,10 +48,7 @@ class RunCreateSerializer(serializers.Serializer):
 
 
 def _project(request: Request, ref: str):  # type: ignore[no-untyped-def]
-    visible = trace_selectors.project_list(user=request.user)
-    by_id = ref.isascii() and ref.isdigit() and len(ref) < 19
-    project = visible.filter(pk=int(ref)).first() if by_id else None
-    project = project or visible.filter(name=ref).first()
+    project = trace_selectors.project_by_ref(user=request.user, ref=ref)
     if project is None:
         raise NotFound(f"no project {ref!r} that you are a member of")
     return project

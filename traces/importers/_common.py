@@ -188,6 +188,19 @@ def internal_error(trace: Trace, exc: Exception) -> None:
     )
 
 
+def record_events(trace: Trace, build: Callable[..., object], *args: Any) -> Iterator[SourceEvent]:
+    """One record's events: `build(*args)` fills `trace`; a record that fails (reported by
+    `trace.fail`, or an internal error reported here) yields nothing and the caller goes on."""
+    try:
+        build(*args)
+    except RecordFailed:
+        return
+    except Exception as exc:  # noqa: BLE001 — see internal_error
+        internal_error(trace, exc)
+        return
+    yield from trace.source_events()
+
+
 def convert_jsonl(
     stream: BinaryIO,
     report: ImportReport,
@@ -204,17 +217,11 @@ def convert_jsonl(
     for line, record in iter_jsonl(stream, report):
         trace_id, id_path, repeat = identify(record, line)
         trace = Trace(trace_id, line, report)
-        try:
-            if trace_id in seen:
-                raise trace.fail(id_path, f"{repeat} again (first on line {seen[trace_id]})")
-            seen[trace_id] = line
-            build(trace, record)
-        except RecordFailed:
+        if trace_id in seen:
+            trace.fail(id_path, f"{repeat} again (first on line {seen[trace_id]})")
             continue
-        except Exception as exc:  # noqa: BLE001 — see internal_error
-            internal_error(trace, exc)
-            continue
-        yield from trace.source_events()
+        seen[trace_id] = line
+        yield from record_events(trace, build, trace, record)
 
 
 def require(

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from ._common import RecordFailed, Trace, internal_error, short
+from ._common import Trace, record_events, short
 from .base import ImportReport, SourceEvent
 
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
@@ -77,14 +77,7 @@ class InspectLogImporter:
         for number, sample in enumerate(log.samples or (), 1):
             tid = f"inspect:{task}:{sample.id}:epoch{sample.epoch}"
             trace = Trace(tid, number, report)
-            try:
-                _sample(trace, task, model, sample)
-            except RecordFailed:
-                continue
-            except Exception as exc:  # noqa: BLE001 — see internal_error
-                internal_error(trace, exc)
-                continue
-            yield from trace.source_events()
+            yield from record_events(trace, _sample, trace, task, model, sample)
 
 
 def off_event_loop(fn: Any, *args: Any) -> Any:

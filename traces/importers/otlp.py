@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from ._common import RecordFailed, Trace, internal_error, parse_arguments
+from ._common import Trace, parse_arguments, record_events
 from ._otlp_read import Span, read_spans
 from .base import ImportReport, SourceEvent
 
@@ -167,14 +167,7 @@ class OTLPImporter:
                 continue
             group.sort(key=lambda s: (s.start, s.end))
             trace = Trace(f"otel:{hex_id}", group[0].line, report)
-            try:
-                _Builder(trace, group).build()
-            except RecordFailed:
-                continue
-            except Exception as exc:  # noqa: BLE001 — see internal_error
-                internal_error(trace, exc)
-                continue
-            yield from trace.source_events()
+            yield from record_events(trace, _Builder(trace, group).build)
 
 
 class _Builder:
