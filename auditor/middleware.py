@@ -9,6 +9,8 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from traces.services import UploadRejected, upload_size_check
+
 
 class PermissionsPolicyMiddleware:
     """Sends `Permissions-Policy` (settings.TA_PERMISSIONS_POLICY): the app uses no camera,
@@ -62,12 +64,11 @@ class BodyGateMiddleware:
     def _refusal(self, request: HttpRequest) -> HttpResponse | None:
         raw_length = request.META.get("CONTENT_LENGTH") or ""
         length = int(raw_length) if raw_length.isdigit() else None
-        limit = settings.TA_MAX_UPLOAD_BYTES
-        if length is not None and length > limit + MULTIPART_SLACK:
-            message = (
-                f"file is larger than the limit of {limit / 1048576:.1f} MiB (TA_MAX_UPLOAD_BYTES)"
-            )
-            return _answer(request, 413, message)
+        if length is not None:
+            try:
+                upload_size_check(length - MULTIPART_SLACK)  # the framing is not the file
+            except UploadRejected as exc:
+                return _answer(request, exc.status, str(exc))
         multipart = request.content_type == "multipart/form-data"
         bodied = (
             (length is None and bool(request.META.get("HTTP_TRANSFER_ENCODING")))
