@@ -24,9 +24,32 @@ from .trace import Event, Message, ToolCall, ToolResult, TraceHeader
 
 _TOKEN = re.compile(r"[A-Za-z0-9_.@:+-]+")
 _DIGIT = re.compile(r"\d")
+_quote = json.encoder.encode_basestring_ascii  # what json.dumps escapes strings with
 
 
 def canonical_args(arguments: dict[str, Any]) -> str:
+    """The arguments as sorted compact JSON: the identity of a call, and its text in prompts.
+    Flat arguments of strings, integers, booleans and nulls (nearly all recorded calls) are
+    written here with the json module's own string escaper, the same text ``json.dumps`` gives
+    at a third of its cost (a tested equivalence); anything else goes through ``json.dumps``."""
+    parts = []
+    for k in sorted(arguments) if all(type(k) is str for k in arguments) else ():
+        v = arguments[k]
+        t = type(v)
+        if t is str:
+            text = _quote(v)
+        elif t is int:
+            text = int.__repr__(v)
+        elif t is bool:
+            text = "true" if v else "false"
+        elif v is None:
+            text = "null"
+        else:
+            break
+        parts.append(_quote(k) + ":" + text)
+    else:
+        if len(parts) == len(arguments):
+            return "{" + ",".join(parts) + "}"
     try:
         return json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
     except (TypeError, ValueError):

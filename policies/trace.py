@@ -224,17 +224,17 @@ Common = tuple[str, str, int | None, str | None, int | None, JsonDict, JsonDict,
 
 def _common(d: JsonDict) -> Common:
     """The common fields in `Event`'s positional order (a tuple: this is the hot path of
-    building traces, and ``**dict`` unpacking costs more than the fields themselves)."""
+    building traces, and ``**dict`` unpacking costs more than the fields themselves). Values
+    of the expected type, nearly all of them, skip the coercing helpers' calls."""
     g = d.get
-    ts = g("ts")
-    labels = g("labels")
-    meta = g("meta")
+    kind, trace_id, seq, ts = g("type"), g("trace_id"), g("seq"), g("ts")
+    turn, labels, meta = g("turn"), g("labels"), g("meta")
     return (
-        _str(g("type")),
-        _str(g("trace_id")),
-        _int(g("seq")),
+        kind if type(kind) is str else _str(kind),
+        trace_id if type(trace_id) is str else _str(trace_id),
+        seq if seq is None or type(seq) is int else _int(seq),
         ts if type(ts) is str else None,
-        _int(g("turn")),
+        turn if turn is None or type(turn) is int else _int(turn),
         labels if type(labels) is dict else {},
         meta if type(meta) is dict else {},
         d,
