@@ -27,6 +27,7 @@ line across a change of meaning.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -39,6 +40,13 @@ _FOLD = re.compile(r"[\W_]+", re.UNICODE)
 
 def fold_text(text: str) -> str:
     """Claim text for identity: case, spacing and punctuation do not make a new version."""
+    if len(text) <= 512:  # claim texts recur in every record of a trace; long replies do not
+        return _fold_short(text)
+    return _FOLD.sub(" ", text.casefold()).strip()
+
+
+@lru_cache(maxsize=4096)
+def _fold_short(text: str) -> str:
     return _FOLD.sub(" ", text.casefold()).strip()
 
 
