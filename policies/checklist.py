@@ -64,11 +64,12 @@ class ChecklistPolicy:
         self._evidence = re.compile(self.settings.evidence_pattern)
         # the report of the last trace seen: `decisions` and `summary` of one replay share it
         self._last: tuple[Trace | None, JsonDict] = (None, {})
+        self._settings_dict = self.settings.to_dict()  # once: every record carries it
 
     def analyse(self, trace: Trace) -> JsonDict:
         if self._last[0] is trace:
             return self._last[1]
-        report = analyse_checklist(trace, self.settings, self._evidence)
+        report = analyse_checklist(trace, self.settings, self._evidence, self._settings_dict)
         self._last = (trace, report)
         return report
 

@@ -360,8 +360,14 @@ def _public(fb: JsonDict) -> JsonDict:
     return fb
 
 
-def analyse_checklist(trace: Trace, s: ChecklistSettings, pattern: re.Pattern[str]) -> JsonDict:
-    """The checklist's per-trace record (see the module docstring and docs/policies.md)."""
+def analyse_checklist(
+    trace: Trace,
+    s: ChecklistSettings,
+    pattern: re.Pattern[str],
+    settings_dict: JsonDict | None = None,
+) -> JsonDict:
+    """The checklist's per-trace record (see the module docstring and docs/policies.md).
+    ``settings_dict``: ``s.to_dict()`` when the caller keeps it (the policy does, per run)."""
     fbs, lineage, flags = _walk(trace, pattern)
     for fb in fbs:
         _evaluate(fb, s)
@@ -393,5 +399,5 @@ def analyse_checklist(trace: Trace, s: ChecklistSettings, pattern: re.Pattern[st
         "flags": flags,
         "timeline": timeline(lineage, events, flags),
         "draft_first": draft,
-        "settings": s.to_dict(),
+        "settings": settings_dict if settings_dict is not None else s.to_dict(),
     }

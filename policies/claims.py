@@ -27,8 +27,8 @@ line across a change of meaning.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any, Literal
 
 from .trace import Candidate, Claims, Event, JsonDict, Message, Trace

@@ -127,6 +127,7 @@ class HeuristicJudge:
     """See the module docstring. ``weights``: likelihood ratio per family."""
 
     name = "heuristic"
+    reads_context = False  # it reads the trace facts, not the rendered text
 
     def __init__(self, weights: dict[str, float] | None = None) -> None:
         self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}

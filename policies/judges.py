@@ -108,6 +108,10 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 class Judge(Protocol):
+    """A backend. One that never reads ``PairRequest.context`` may say so with a class
+    attribute ``reads_context = False``: TwinCheck then skips rendering it (a judge without
+    the attribute is sent the context)."""
+
     name: str
 
     def judge(self, request: PairRequest) -> Verdict: ...
@@ -153,6 +157,7 @@ class RecordedJudge:
     orientation. A pair with no recorded judgment is a judge error (the actor's call stands)."""
 
     name = "recorded"
+    reads_context = False
 
     def judge(self, request: PairRequest) -> Verdict:
         if request.trace is None:
@@ -180,6 +185,7 @@ class HumanJudge:
     decision record lists such pairs so the app can queue them)."""
 
     name = "human"
+    reads_context = False
 
     def __init__(self, verdicts: Mapping[Any, Mapping[str, Any]]) -> None:
         self._v: dict[tuple[str, str], Mapping[str, Any]] = {}

@@ -279,10 +279,11 @@ def _message(d: JsonDict) -> Message:
         feedback = Feedback(
             kind=_str(fb.get("kind")), targets=[_str(t) for t in _list(fb.get("targets"))]
         )
+    role, content = d.get("role"), d.get("content")
     return Message(
         *_common(d),
-        role=_str(d.get("role")),
-        content=_str(d.get("content")),
+        role=role if type(role) is str else _str(role),
+        content=content if type(content) is str else _str(content),
         feedback=feedback,
     )
 
@@ -294,15 +295,23 @@ def _tool_call(d: JsonDict) -> ToolCall:
             args = json.loads(args)
         except ValueError:
             args = {}
+    call_id, name = d.get("call_id"), d.get("name")
     return ToolCall(
-        *_common(d), call_id=_str(d.get("call_id")), name=_str(d.get("name")), arguments=_dict(args)
+        *_common(d),
+        call_id=call_id if type(call_id) is str else _str(call_id),
+        name=name if type(name) is str else _str(name),
+        arguments=args if type(args) is dict else _dict(args),
     )
 
 
 def _tool_result(d: JsonDict) -> ToolResult:
-    status = _str(d.get("status")).lower() or "ok"
+    status, call_id = d.get("status"), d.get("call_id")
+    status = (status if type(status) is str else _str(status)).lower() or "ok"
     return ToolResult(
-        *_common(d), call_id=_str(d.get("call_id")), status=status, content=d.get("content")
+        *_common(d),
+        call_id=call_id if type(call_id) is str else _str(call_id),
+        status=status,
+        content=d.get("content"),
     )
 
 
@@ -332,14 +341,20 @@ def _claims(d: JsonDict) -> Claims:
 
 
 def _candidate(d: JsonDict) -> Candidate:
-    answer = d.get("answer")
-    parent = d.get("parent")
+    g = d.get
+    answer, parent, cid, content, rnd = (
+        g("answer"),
+        g("parent"),
+        g("candidate_id"),
+        g("content"),
+        g("round"),
+    )
     return Candidate(
         *_common(d),
-        candidate_id=_str(d.get("candidate_id")),
-        content=_str(d.get("content")),
+        candidate_id=cid if type(cid) is str else _str(cid),
+        content=content if type(content) is str else _str(content),
         parent=_str(parent) if parent is not None else None,
-        round=_int(d.get("round")),
+        round=rnd if rnd is None or type(rnd) is int else _int(rnd),
         answer=_str(answer) if answer is not None else None,
     )
 

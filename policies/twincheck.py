@@ -241,7 +241,11 @@ class TwinCheckPolicy:
         if s.verify:
             actor = Proposal("call", call.name, dict(call.arguments))
             tw = _proposal(twin)
-            context = render_context(trace.events[: call.index], s.context_events)
+            context = (
+                render_context(trace.events[: call.index], s.context_events)
+                if getattr(self.judge, "reads_context", True)
+                else ""
+            )
             req = PairRequest(pair_id, "actor_first", actor, tw, context, trace, facts)
             v1 = self.judge.judge(req)
             v2 = self.judge.judge(

@@ -118,11 +118,16 @@ class VrrDecision:
         return out
 
 
-def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
-    """The headline rule for this loop and the round it ships (see module docstring)."""
+def vrr_decide(
+    rounds: Sequence[Round], settings: VrrSettings, settings_dict: dict[str, Any] | None = None
+) -> VrrDecision:
+    """The headline rule for this loop and the round it ships (see module docstring).
+    ``settings_dict``: ``settings.to_dict()`` when the caller keeps it (a policy deciding many
+    loops under one settings object: the conversion costs more than a short loop's rule)."""
+    sd = settings_dict if settings_dict is not None else settings.to_dict()
     n = len(rounds)
     if n == 0:
-        return VrrDecision("none", NO_ROUNDS, 0, None, None, NO_ROUNDS, settings=settings.to_dict())
+        return VrrDecision("none", NO_ROUNDS, 0, None, None, NO_ROUNDS, settings=sd)
     actor_round = n - 1
     guard_round, incumbents, margins = guard_rule(rounds, settings)
     mode, reason, agreement, result = choose_rule(rounds, settings.params, settings)
@@ -147,7 +152,7 @@ def vrr_decide(rounds: Sequence[Round], settings: VrrSettings) -> VrrDecision:
         guard_margins=list(margins),
         true_validity=[r.valid for r in rounds],
         sign_agreement=agreement,
-        settings=settings.to_dict(),
+        settings=sd,
     )
     if mode is None:
         d.not_applicable = reason

@@ -26,6 +26,7 @@ class VrrPolicy:
     def __init__(self, settings: VrrSettings | None = None) -> None:
         self.settings = settings or VrrSettings()
         self._last: tuple[Trace | None, dict[str, Any]] = (None, {})
+        self._settings_dict = self.settings.to_dict()  # once: every record carries it
 
     def analyse(self, trace: Trace) -> dict[str, Any]:
         if self._last[0] is trace:
@@ -33,7 +34,7 @@ class VrrPolicy:
         rounds = loop_rounds(trace)
         if not any(r.votes for r in rounds):
             rounds = []  # candidates without a verifier (e.g. pushback answers): not a VRR loop
-        d = vrr_decide(rounds, self.settings)
+        d = vrr_decide(rounds, self.settings, self._settings_dict)
         record = d.to_dict()
         record["label_sources"] = round_label_sources(trace, rounds)
         record["actor_correct"] = rounds[-1].valid if rounds else None

@@ -409,3 +409,33 @@ def test_twin_failing_structural_checks_is_recorded_with_the_failed_checks() -> 
     assert rec["twin"] is not None and rec["checks"]["passed"] is False
     assert rec["gate"]["reason"] == "twin failed structural checks (schema_valid)"
     assert res.continuation == "exact"
+
+
+class _ContextSpy:
+    """A judge that prefers the twin and keeps the context it was sent; ``reads_context`` as
+    given (absent when None: a backend that does not declare it is sent the context)."""
+
+    name = "spy"
+
+    def __init__(self, reads: bool | None) -> None:
+        if reads is not None:
+            self.reads_context = reads
+        self.contexts: list[str] = []
+
+    def judge(self, request: PairRequest) -> Verdict:
+        self.contexts.append(request.context)
+        twin = "B" if request.orientation == "actor_first" else "A"
+        return Verdict(twin, twin != "A", twin != "B", 1.0, 4.0, 0.9, self.name)
+
+
+@pytest.mark.parametrize("reads", [None, True, False])
+def test_judge_is_sent_the_rendered_prefix_unless_it_reads_no_context(reads: bool | None) -> None:
+    spy = _ContextSpy(reads)
+    audit_trace(lock_unlock_trace(), policies=("twincheck",), judge=spy)
+    assert len(spy.contexts) == 2
+    if reads is False:
+        assert spy.contexts == ["", ""]
+    else:  # the prefix before the call, as text: the lock call is in it, the unlock is not
+        assert "tool call: lock_account(" in spy.contexts[0]
+        assert "unlock_account" not in spy.contexts[0]
+        assert spy.contexts[0] == spy.contexts[1]
