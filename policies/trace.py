@@ -219,13 +219,15 @@ class GenericEvent(Event):
     """An event of a type this library does not know; ``raw`` holds all of it."""
 
 
-Common = tuple[str, str, int | None, str | None, int | None, JsonDict, JsonDict, JsonDict]
+Common = tuple[str, str, int | None, str | None, int | None, JsonDict, JsonDict, JsonDict, int]
 
 
 def _common(d: JsonDict) -> Common:
     """The common fields in `Event`'s positional order (a tuple: this is the hot path of
     building traces, and ``**dict`` unpacking costs more than the fields themselves). Values
-    of the expected type, nearly all of them, skip the coercing helpers' calls."""
+    of the expected type, nearly all of them, skip the coercing helpers' calls. It ends with
+    ``index`` (0 until the trace orders its events), so the hot builders below can pass their
+    own fields by position too: keyword arguments cost a third of a dataclass's construction."""
     g = d.get
     kind, trace_id, seq, ts = g("type"), g("trace_id"), g("seq"), g("ts")
     turn, labels, meta = g("turn"), g("labels"), g("meta")
@@ -238,6 +240,7 @@ def _common(d: JsonDict) -> Common:
         labels if type(labels) is dict else {},
         meta if type(meta) is dict else {},
         d,
+        0,
     )
 
 
@@ -280,11 +283,11 @@ def _message(d: JsonDict) -> Message:
             kind=_str(fb.get("kind")), targets=[_str(t) for t in _list(fb.get("targets"))]
         )
     role, content = d.get("role"), d.get("content")
-    return Message(
+    return Message(  # role, content, feedback
         *_common(d),
-        role=role if type(role) is str else _str(role),
-        content=content if type(content) is str else _str(content),
-        feedback=feedback,
+        role if type(role) is str else _str(role),
+        content if type(content) is str else _str(content),
+        feedback,
     )
 
 
@@ -296,22 +299,22 @@ def _tool_call(d: JsonDict) -> ToolCall:
         except ValueError:
             args = {}
     call_id, name = d.get("call_id"), d.get("name")
-    return ToolCall(
+    return ToolCall(  # call_id, name, arguments
         *_common(d),
-        call_id=call_id if type(call_id) is str else _str(call_id),
-        name=name if type(name) is str else _str(name),
-        arguments=args if type(args) is dict else _dict(args),
+        call_id if type(call_id) is str else _str(call_id),
+        name if type(name) is str else _str(name),
+        args if type(args) is dict else _dict(args),
     )
 
 
 def _tool_result(d: JsonDict) -> ToolResult:
     status, call_id = d.get("status"), d.get("call_id")
     status = (status if type(status) is str else _str(status)).lower() or "ok"
-    return ToolResult(
+    return ToolResult(  # call_id, status, content
         *_common(d),
-        call_id=call_id if type(call_id) is str else _str(call_id),
-        status=status,
-        content=d.get("content"),
+        call_id if type(call_id) is str else _str(call_id),
+        status,
+        d.get("content"),
     )
 
 
@@ -319,19 +322,21 @@ def _claim(d: Any, i: int) -> Claim | None:
     if not isinstance(d, dict):
         return None
     evidence = [
-        Evidence(kind=_str(e.get("kind")), ref=_str(e.get("ref")), passed=_bool(e.get("passed")))
+        Evidence(_str(e.get("kind")), _str(e.get("ref")), _bool(e.get("passed")))
         for e in _list(d.get("evidence"))
         if isinstance(e, dict)
     ]
-    conf = _float(d.get("confidence"))
+    g = d.get
+    cid, text, conf, subject = g("id"), g("text"), g("confidence"), g("subject")
+    conf = float(conf) if type(conf) is float or type(conf) is int else _float(conf)
     if conf is not None and not 0.0 <= conf <= 1.0:
         conf = conf / 100.0 if 1.0 < conf <= 100.0 else None  # percentages are common
-    return Claim(
-        id=_str(d.get("id")) or f"c{i}",
-        text=_str(d.get("text")),
-        confidence=conf,
-        subject=_str(d.get("subject")),
-        evidence=evidence,
+    return Claim(  # id, text, confidence, subject, evidence
+        (cid if type(cid) is str else _str(cid)) or f"c{i}",
+        text if type(text) is str else _str(text),
+        conf,
+        subject if type(subject) is str else _str(subject),
+        evidence,
     )
 
 
@@ -342,33 +347,41 @@ def _claims(d: JsonDict) -> Claims:
 
 def _candidate(d: JsonDict) -> Candidate:
     g = d.get
-    answer, parent, cid, content, rnd = (
-        g("answer"),
-        g("parent"),
+    cid, content, parent, rnd, answer = (
         g("candidate_id"),
         g("content"),
+        g("parent"),
         g("round"),
+        g("answer"),
     )
-    return Candidate(
+    return Candidate(  # candidate_id, content, parent, round, answer
         *_common(d),
-        candidate_id=cid if type(cid) is str else _str(cid),
-        content=content if type(content) is str else _str(content),
-        parent=_str(parent) if parent is not None else None,
-        round=rnd if rnd is None or type(rnd) is int else _int(rnd),
-        answer=_str(answer) if answer is not None else None,
+        cid if type(cid) is str else _str(cid),
+        content if type(content) is str else _str(content),
+        _str(parent) if parent is not None else None,
+        rnd if rnd is None or type(rnd) is int else _int(rnd),
+        _str(answer) if answer is not None else None,
     )
 
 
 def _verification(d: JsonDict) -> Verification:
-    votes = max(_int(d.get("votes")) or 0, 0)
-    accepts = min(max(_int(d.get("accepts")) or 0, 0), votes)
-    return Verification(
+    g = d.get
+    votes, accepts, cid, rnd, verifier = (
+        g("votes"),
+        g("accepts"),
+        g("candidate_id"),
+        g("round"),
+        g("verifier"),
+    )
+    votes = max((votes if type(votes) is int else _int(votes)) or 0, 0)
+    accepts = min(max((accepts if type(accepts) is int else _int(accepts)) or 0, 0), votes)
+    return Verification(  # candidate_id, round, accepts, votes, verifier
         *_common(d),
-        candidate_id=_str(d.get("candidate_id")),
-        round=_int(d.get("round")),
-        accepts=accepts,
-        votes=votes,
-        verifier=_str(d.get("verifier")),
+        cid if type(cid) is str else _str(cid),
+        rnd if rnd is None or type(rnd) is int else _int(rnd),
+        accepts,
+        votes,
+        verifier if type(verifier) is str else _str(verifier),
     )
 
 
