@@ -39,7 +39,6 @@ from .claims import (
     complaint_laundering,
     elicited_problems,
     fold_text,
-    is_reply,
     record_source,
     timeline,
 )
@@ -154,7 +153,8 @@ def _walk(trace: Trace, pattern: re.Pattern[str]) -> tuple[list[JsonDict], Linea
             checks.append(e)  # type: ignore[arg-type]
         elif te is ToolResult and e.status == "error":  # type: ignore[attr-defined]
             tool_error = True
-        if is_reply(e):
+        if te is Candidate or (te is Message and e.role == "assistant"):  # type: ignore[attr-defined]
+            # (`claims.is_reply` written out: this runs for every event of every trace)
             for p in pending:
                 if p["_reply"] is None:
                     p["_reply"] = e

@@ -193,13 +193,13 @@ def complaint_laundering(trace: Trace) -> list[JsonDict]:
     (App. D.2): evidence of kind ``user`` marked passed, in a record after a feedback message,
     or any evidence whose ``ref`` points at that feedback message (its seq or index)."""
     flags: list[JsonDict] = []
-    complaints: list[Event] = []
+    refs: set[str] = set()  # how evidence can point at a complaint so far: its seq or #index
     for e in trace.events:
         if isinstance(e, Message) and e.role == "user" and e.feedback is not None:
-            complaints.append(e)
-        elif isinstance(e, Claims) and complaints:
-            refs = {str(c.seq) for c in complaints if c.seq is not None}
-            refs |= {f"#{c.index}" for c in complaints}
+            if e.seq is not None:
+                refs.add(str(e.seq))
+            refs.add(f"#{e.index}")
+        elif isinstance(e, Claims) and refs:
             for claim in e.claims:
                 for ev in claim.evidence:
                     cites = ev.kind == "user" or ev.ref in refs

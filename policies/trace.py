@@ -87,6 +87,8 @@ def _list(value: Any) -> list[Any]:
 
 def label_outcome(labels: Mapping[str, Any]) -> bool | None:
     """The ground-truth success a ``labels`` object states: ``valid``, else ``correct``."""
+    if not labels:  # most events carry no labels
+        return None
     for key in ("valid", "correct", "success", "passed"):
         if key in labels:
             return _bool(labels[key])
