@@ -24,6 +24,7 @@ construction (named in full, or the one identifier of the kind the digits single
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from ..facts import TraceFacts, scalar_text, tokens
@@ -39,6 +40,17 @@ def identifier_kind(value: str) -> tuple[str, str] | None:
     run of at least three digits ending the value (``card_4332``, ``gift_card_8516878``,
     ``USR001``). Plain numbers and codes such as ``4BMN53`` have no kind: "a value of the same
     kind" must be recognisable lexically (SPEC §5.1; TwinCheck App. Fig. 6)."""
+    if len(value) <= 64:  # the same few ids recur in every call of a trace
+        return _short_identifier_kind(value)
+    return _identifier_kind(value)
+
+
+@lru_cache(maxsize=4096)
+def _short_identifier_kind(value: str) -> tuple[str, str] | None:
+    return _identifier_kind(value)
+
+
+def _identifier_kind(value: str) -> tuple[str, str] | None:
     m = _IDENT.match(value)
     if m is None:
         return None
