@@ -194,12 +194,14 @@ def complaint_laundering(trace: Trace) -> list[JsonDict]:
     or any evidence whose ``ref`` points at that feedback message (its seq or index)."""
     flags: list[JsonDict] = []
     refs: set[str] = set()  # how evidence can point at a complaint so far: its seq or #index
-    for e in trace.events:
-        if isinstance(e, Message) and e.role == "user" and e.feedback is not None:
+    for e in trace.events:  # exact types: the trace builds no subclasses (hot path)
+        te = type(e)
+        if te is Message and e.role == "user" and e.feedback is not None:  # type: ignore[attr-defined]
             if e.seq is not None:
                 refs.add(str(e.seq))
             refs.add(f"#{e.index}")
-        elif isinstance(e, Claims) and refs:
+        elif te is Claims and refs:
+            assert isinstance(e, Claims)
             for claim in e.claims:
                 for ev in claim.evidence:
                     cites = ev.kind == "user" or ev.ref in refs

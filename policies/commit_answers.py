@@ -32,10 +32,12 @@ def answer_events(
     cands: list[Event] = []
     msgs: list[Event] = []
     challenges: list[int] = []
-    for e in trace.events:
-        if isinstance(e, Candidate):
+    for e in trace.events:  # exact types: the trace builds no subclasses (hot path)
+        te = type(e)
+        if te is Candidate:
             cands.append(e)
-        elif isinstance(e, Message):
+        elif te is Message:
+            assert isinstance(e, Message)
             if e.role == "assistant":
                 msgs.append(e)
             elif e.role == "user" and (

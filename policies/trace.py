@@ -461,7 +461,7 @@ class Trace:
         header: TraceHeader | None = None
         for i, e in enumerate(built):
             e.index = i
-            if header is None and isinstance(e, TraceHeader):
+            if header is None and type(e) is TraceHeader:  # builders make no subclasses
                 header = e
         trace_id = built[0].trace_id if built else ""
         if header is None:

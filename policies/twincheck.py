@@ -299,7 +299,7 @@ class TwinCheckPolicy:
             facts.observe(e)
 
     def summary(self, trace: Trace, decisions: list[Decision]) -> dict[str, Any]:
-        n_calls = sum(1 for e in trace.events if isinstance(e, ToolCall))
+        n_calls = sum(type(e) is ToolCall for e in trace.events)
         return {
             "tool_calls": n_calls,
             "triggers": len(decisions),
