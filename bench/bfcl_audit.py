@@ -117,7 +117,9 @@ def bare_verdict(decoded: list | None, task: dict, model: str) -> tuple[bool, st
 def clear_package_instances() -> None:
     """The checker keeps every task's instances in its module's globals; a new repeat must start
     from none, as a fresh process does (else it reuses mutated instances)."""
-    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils  # type: ignore[import-untyped]
+    from bfcl_eval.eval_checker.multi_turn_eval import (
+        multi_turn_utils,  # type: ignore[import-untyped]
+    )
 
     for key in [k for k in vars(multi_turn_utils) if k.endswith("_instance")]:
         del vars(multi_turn_utils)[key]
