@@ -331,6 +331,106 @@ def _canon(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, default=str)
 
 
+def _check_turn(
+    t: int,
+    gt_calls: list[str],
+    texts: list[str],
+    model_results: list[str],
+    model: _World,
+    truth: _World,
+    all_model: list[str],
+    turns: list[JsonDict],
+) -> JsonDict | None:
+    """One turn of multi_turn_checker, the model's calls of the turn already executed on
+    ``model`` (their results ``model_results``): execute the ground truth's on ``truth``, then the
+    empty-turn, state and response checks. The failure, or None; appends the turn's row."""
+    checker, _, _, _ = _package()
+    gt_results = [truth.run(x)[0] for x in gt_calls]
+    all_model.extend(model_results)
+    row: JsonDict = {
+        "turn": t,
+        "model_calls": len(texts),
+        "ground_truth_calls": len(gt_calls),
+        "state": "skipped",
+        "response": "skipped",
+    }
+    turns.append(row)
+    if gt_calls and not texts:
+        row["state"] = row["response"] = "not_checked"
+        return {
+            "turn": t,
+            "error_type": "multi_turn:empty_turn_model_response",
+            "error_message": f"Model response list is empty for turn {t}",
+            "details": {"model": [], "ground_truth": gt_results},
+        }
+    if not gt_calls:
+        return None
+    state = checker.state_checker(model.instances, truth.instances)
+    if not state["valid"]:
+        row["state"], row["response"] = "mismatch", "not_checked"
+        return {
+            "turn": t,
+            "error_type": state["error_type"],
+            "error_message": state["error_message"],
+            "details": {"differences": jsonable(state["details"]["differences"])},
+        }
+    row["state"] = "ok"
+    response = checker.response_checker(all_model, gt_results, t)
+    if not response["valid"]:
+        row["response"] = "mismatch"
+        return {
+            "turn": t,
+            "error_type": response["error_type"],
+            "error_message": response["error_message"],
+            "details": {"missing_items": jsonable(response["details"]["missing_items"])},
+        }
+    row["response"] = "ok"
+    return None
+
+
+class _TurnChecker:
+    """The checker's turn loop run alongside a replay, on the replay's own world: when the
+    calls come in turn order (a replay's always do), the world at the first call of turn t+1 is
+    the checker's model world at the end of turn t, and the results are the ones the checker's
+    re-execution would get. So turn t is checked then, against a ground-truth world advanced
+    turn by turn, and ``check`` needs no second model world nor a second execution of every
+    call. A call of an earlier (closed) turn, of a turn past the ground truth, or after a check
+    drops it; ``check`` then runs the checker from scratch (the same function per turn)."""
+
+    def __init__(self, ground_truth: list[list[str]]) -> None:
+        self.gt = ground_truth
+        self.truth: _World | None = None
+        self.closed = 0  # turns below this one are checked
+        self.turns: list[JsonDict] = []
+        self.all_model: list[str] = []
+        self.results: dict[int, list[str]] = {}
+        self.failure: JsonDict | None = None
+        self.finished = False
+
+    def accepts(self, turn: int) -> bool:
+        return not self.finished and self.closed <= turn < len(self.gt)
+
+    def close(self, until: int, env: BFCLEnvironment) -> None:
+        """Check the turns below ``until``: the world's state now is their end state."""
+        while self.closed < until:
+            t = self.closed
+            if self.failure is None:  # the checker stops at the first failing turn
+                if self.truth is None:
+                    self.truth = env._new_world("_ground_truth")
+                assert env._world is not None
+                self.failure = _check_turn(
+                    t,
+                    self.gt[t],
+                    env._turn_calls.get(t, []),
+                    self.results.get(t, []),
+                    env._world,
+                    self.truth,
+                    self.all_model,
+                    self.turns,
+                )
+            self.closed += 1
+
+
 class BFCLEnvironment:
     """The `Environment` protocol over a BFCL multi-turn task.
 
@@ -371,6 +471,7 @@ class BFCLEnvironment:
         self._snapshots: dict[tuple[Any, ...], bytes] = {}
         self._blob: bytes | None = None  # the current task's, once asked for
         self._parsed: dict[tuple[str, str], Any] = {}  # the current task's call strings
+        self._turn_check: _TurnChecker | None = None
         self._recorded: list[_Recorded] = []
         self._cursor = 0
         self._turn = 0
@@ -452,6 +553,15 @@ class BFCLEnvironment:
                 self._world = self._new_world()
             except KeyError as exc:
                 self._problem = f"unknown BFCL class {exc.args[0]!r}"
+        gt = self._ground_truth
+        self._turn_check = (
+            _TurnChecker(gt)
+            if self._world is not None
+            and gt is not None
+            and self._inference_error is None
+            and self._n_turns == len(gt)
+            else None
+        )
 
     def execute(self, name: str, arguments: dict[str, Any], turn: int | None = None) -> ToolOutcome:
         self._invalidate()
@@ -476,7 +586,14 @@ class BFCLEnvironment:
                 record.update(executed=False, status="error")
                 return ToolOutcome("error", f"{ERROR_PREFIX}{name} is not available: {hidden}")
         text = call_string(name, args)
+        if self._turn_check is not None:
+            if self._turn_check.accepts(turn):
+                self._turn_check.close(turn, self)
+            else:
+                self._turn_check = None
         content, faithful = self._world.run(text)
+        if self._turn_check is not None:
+            self._turn_check.results.setdefault(turn, []).append(content)
         status = outcome_status(content)
         self._turn_calls.setdefault(turn, []).append(text)
         record.update(executed=True, call=text, status=status)
@@ -580,7 +697,6 @@ class BFCLEnvironment:
         gt = self._ground_truth
         if gt is None or self._problem is not None:
             return None
-        checker, _, _, _ = _package()
         turns: list[JsonDict] = []
         base: JsonDict = {"approximate": self._approximate, "turns": turns}
         if self._inference_error is not None:
@@ -602,56 +718,24 @@ class BFCLEnvironment:
                 f"ground truth turns ({len(gt)}).",
                 "turn": None,
             }
-        model = self._new_world()
-        truth = self._new_world("_ground_truth")
-        all_model: list[str] = []
-        failure: JsonDict | None = None
-        for t, gt_calls in enumerate(gt):
-            texts = self._turn_calls.get(t, [])
-            model_results = [model.run(x)[0] for x in texts]
-            gt_results = [truth.run(x)[0] for x in gt_calls]
-            all_model.extend(model_results)
-            row: JsonDict = {
-                "turn": t,
-                "model_calls": len(texts),
-                "ground_truth_calls": len(gt_calls),
-                "state": "skipped",
-                "response": "skipped",
-            }
-            turns.append(row)
-            if gt_calls and not texts:
-                row["state"] = row["response"] = "not_checked"
-                failure = {
-                    "turn": t,
-                    "error_type": "multi_turn:empty_turn_model_response",
-                    "error_message": f"Model response list is empty for turn {t}",
-                    "details": {"model": [], "ground_truth": gt_results},
-                }
-                break
-            if not gt_calls:
-                continue
-            state = checker.state_checker(model.instances, truth.instances)
-            if not state["valid"]:
-                row["state"], row["response"] = "mismatch", "not_checked"
-                failure = {
-                    "turn": t,
-                    "error_type": state["error_type"],
-                    "error_message": state["error_message"],
-                    "details": {"differences": jsonable(state["details"]["differences"])},
-                }
-                break
-            row["state"] = "ok"
-            response = checker.response_checker(all_model, gt_results, t)
-            if not response["valid"]:
-                row["response"] = "mismatch"
-                failure = {
-                    "turn": t,
-                    "error_type": response["error_type"],
-                    "error_message": response["error_message"],
-                    "details": {"missing_items": jsonable(response["details"]["missing_items"])},
-                }
-                break
-            row["response"] = "ok"
+        inc = self._turn_check
+        failure: JsonDict | None
+        if inc is not None:
+            inc.close(len(gt), self)
+            inc.finished = True
+            turns.extend(inc.turns)
+            failure = inc.failure
+        else:
+            model = self._new_world()
+            truth = self._new_world("_ground_truth")
+            all_model: list[str] = []
+            failure = None  # the checker from scratch: calls not in turn order, or re-checked
+            for t, gt_calls in enumerate(gt):
+                texts = self._turn_calls.get(t, [])
+                results = [model.run(x)[0] for x in texts]
+                failure = _check_turn(t, gt_calls, texts, results, model, truth, all_model, turns)
+                if failure is not None:
+                    break
         if failure is None:
             return {**base, "valid": True}
         for t in range(len(turns), len(gt)):
