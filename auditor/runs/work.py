@@ -7,8 +7,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, TextField
+from django.db.models.functions import Cast
 from django.dispatch import Signal
 from django.utils import timezone
 
@@ -98,7 +100,17 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
     if not pending:
         finish_if_complete(run.pk)
         return 0
-    traces = {t.pk: t for t in Trace.objects.filter(pk__in=pending).only("pk", "model", "header")}
+    # Headers as text decoded by orjson: the JSONField path decodes them with the stdlib, and a
+    # BFCL header (tool docs, initial config, ground truth) made that a tenth of an inline
+    # 200-trace audit (issue 17).
+    traces = {
+        t.pk: t
+        for t in Trace.objects.filter(pk__in=pending)
+        .only("pk", "model")
+        .annotate(header_text=Cast("header", TextField()))
+    }
+    for t in traces.values():
+        t.header = orjson.loads(t.header_text) if t.header_text else {}
     try:
         auditors = AuditorCache(run)
     except ValueError as exc:  # ApiKeyError, or stored model settings this version rejects
