@@ -43,6 +43,8 @@ import copy
 import importlib
 import inspect
 import json
+import keyword
+import math
 import pickle
 import re
 import warnings
@@ -57,6 +59,8 @@ ERROR_PREFIX = "Error during execution: "
 REPR_LIMIT = 10_000
 # Initial-state snapshots one environment keeps (a few KB each; a run revisits tasks).
 SNAPSHOTS_KEPT = 256
+# Parsed call strings one environment keeps before starting afresh.
+PARSED_KEPT = 2_000
 # multi_turn_utils.execute_multi_turn_func_call refuses these names before eval.
 BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 # Locals of execute_multi_turn_func_call at eval time: a call of one of these names resolves to
@@ -67,6 +71,7 @@ _PACKAGE_LOCALS = frozenset(
     "instance_name class_instance method_name method execution_results func_call "
     "func_call_copy module class_ e".split()
 )
+_POSITIONAL = re.compile(r"_\d+").fullmatch  # call_string writes these positionally
 NOT_DECODED = (
     "Not executed: the package could not decode this step's arguments, so it neither executed "
     "nor scored its calls"
@@ -204,6 +209,45 @@ def _method_names(class_name: str, instance: Any) -> tuple[str, ...]:
     return names
 
 
+def _plain_arguments(arguments: dict[str, Any]) -> bool:
+    return all(
+        k.isascii() and k.isidentifier() and not keyword.iskeyword(k) and not _POSITIONAL(k)
+        for k in arguments
+    ) and all(_plain(v, 0) for v in arguments.values())
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """A value whose repr the package's eval reads back as an equal value of the same type,
+    with no text its method-name regex would rewrite."""
+    kind = type(value)
+    if kind is str:
+        return "(" not in value
+    if value is None or kind is bool:
+        return True
+    if kind is int:
+        return -(10**18) < value < 10**18
+    if kind is float:
+        return math.isfinite(value)
+    if depth > 20:  # the parser's nesting limit is far above, but nothing real is this deep
+        return False
+    if kind is list:
+        return all(_plain(v, depth + 1) for v in value)
+    if kind is dict:
+        return all(
+            type(k) is str and "(" not in k and _plain(v, depth + 1) for k, v in value.items()
+        )
+    return False
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a plain value, as eval builds new lists and dicts from the call's text."""
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    return value
+
+
 class _World:
     """Instances of a task's classes (fresh, or restored from a snapshot of the initial state),
     the package's method → instance-variable mapping and a whitelisted executor of call
@@ -229,6 +273,20 @@ class _World:
     def has(self, name: str) -> bool:
         return name in self.mapping
 
+    def call(self, name: str, arguments: dict[str, Any], text: str) -> tuple[str, bool]:
+        """``run(text)`` for a decoded call (``text = call_string(name, arguments)``), without
+        building and walking its AST when that can only mean ``method(**arguments)``: a public
+        method's name, keyword names Python accepts as written, and argument values whose text
+        the package's regex cannot rewrite (no "(" in a string) and that read back as they are
+        (JSON values, finite floats, no huge ints). Anything else goes through ``run``."""
+        var = self.mapping.get(name)
+        if var is None or name in BLOCKED or not _plain_arguments(arguments):
+            return self.run(text)
+        try:
+            return result_string(self.methods[var][name](**_fresh(arguments))), True
+        except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
+            return f"{ERROR_PREFIX}{exc}", True
+
     def run(self, text: str) -> tuple[str, bool]:
         """(result string, reproduced faithfully) for one call string."""
         try:
@@ -252,7 +310,8 @@ class _World:
             except Exception as exc:  # noqa: BLE001 — raised again below, on every run
                 done = self.parsed[key] = exc
         if isinstance(done, Exception):
-            raise done
+            # without the traceback of its last raise, which would hold that world's frames
+            raise done.with_traceback(None)
         return done
 
     def _compile(self, text: str) -> ast.AST:
@@ -470,7 +529,7 @@ class BFCLEnvironment:
         self._world: _World | None = None
         self._snapshots: dict[tuple[Any, ...], bytes] = {}
         self._blob: bytes | None = None  # the current task's, once asked for
-        self._parsed: dict[tuple[str, str], Any] = {}  # the current task's call strings
+        self._parsed: dict[tuple[str, str], Any] = {}  # (instance names, call string) → AST
         self._turn_check: _TurnChecker | None = None
         self._recorded: list[_Recorded] = []
         self._cursor = 0
@@ -543,7 +602,10 @@ class BFCLEnvironment:
         self._problem = None
         self._world = None
         self._blob = None
-        self._parsed = {}
+        if len(self._parsed) > PARSED_KEPT:
+            # Keys carry the instance names (model, task id), so a replay of the same task
+            # (TwinCheck's splice after the actor's replay) reuses its parses; others never hit.
+            self._parsed = {}
         if h.env_name and h.env_name != "bfcl":
             self._problem = f"not a BFCL trace (env.name = {h.env_name!r})"
         elif not self._classes:
@@ -591,7 +653,7 @@ class BFCLEnvironment:
                 self._turn_check.close(turn, self)
             else:
                 self._turn_check = None
-        content, faithful = self._world.run(text)
+        content, faithful = self._world.call(name, args, text)
         if self._turn_check is not None:
             self._turn_check.results.setdefault(turn, []).append(content)
         status = outcome_status(content)
