@@ -225,7 +225,7 @@ def _plain(value: Any, depth: int) -> bool:
     if value is None or kind is bool:
         return True
     if kind is int:
-        return -(10**18) < value < 10**18
+        return bool(-(10**18) < value < 10**18)
     if kind is float:
         return math.isfinite(value)
     if depth > 20:  # the parser's nesting limit is far above, but nothing real is this deep
