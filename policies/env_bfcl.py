@@ -59,8 +59,6 @@ ERROR_PREFIX = "Error during execution: "
 REPR_LIMIT = 10_000
 # Initial-state snapshots one environment keeps (a few KB each; a run revisits tasks).
 SNAPSHOTS_KEPT = 256
-# Parsed call strings one environment keeps before starting afresh.
-PARSED_KEPT = 2_000
 # multi_turn_utils.execute_multi_turn_func_call refuses these names before eval.
 BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 # Locals of execute_multi_turn_func_call at eval time: a call of one of these names resolves to
@@ -530,6 +528,7 @@ class BFCLEnvironment:
         self._snapshots: dict[tuple[Any, ...], bytes] = {}
         self._blob: bytes | None = None  # the current task's, once asked for
         self._parsed: dict[tuple[str, str], Any] = {}  # (instance names, call string) → AST
+        self._parsed_for: tuple[str, str] = ("", "")  # the (model, task id) they belong to
         self._turn_check: _TurnChecker | None = None
         self._recorded: list[_Recorded] = []
         self._cursor = 0
@@ -602,10 +601,11 @@ class BFCLEnvironment:
         self._problem = None
         self._world = None
         self._blob = None
-        if len(self._parsed) > PARSED_KEPT:
-            # Keys carry the instance names (model, task id), so a replay of the same task
-            # (TwinCheck's splice after the actor's replay) reuses its parses; others never hit.
+        if self._parsed_for != (self._model, self._task_id):
+            # Keys carry the instance names (model, task id): a replay of the same task
+            # (TwinCheck's splice after the actor's) reuses the parses, another never would.
             self._parsed = {}
+            self._parsed_for = (self._model, self._task_id)
         if h.env_name and h.env_name != "bfcl":
             self._problem = f"not a BFCL trace (env.name = {h.env_name!r})"
         elif not self._classes:
