@@ -24,8 +24,10 @@ What the package does, and what this module does instead:
   step for step (force-terminated and inference-error checks of ``eval_runner``, then per turn:
   execute the model's calls and the ground truth on fresh instances, empty-turn check, then the
   package's own ``state_checker`` and ``response_checker`` functions, which are called directly).
-- Every ``reset`` creates new instances; nothing lives in module globals, so one replay never
-  sees another's state.
+- Every ``reset`` (and every check) gets new instances, restored from a pickled snapshot of the
+  task's initial state that the environment keeps; no instance lives in module globals, so one
+  replay never sees another's state. The checker's turns run alongside a replay whose calls
+  come in turn order (``_TurnChecker``), so a check does not execute the calls a second time.
 
 Whitelist: public (not ``_``-prefixed) bound methods of the task's involved classes, exactly the
 package's ``class_method_name_mapping``. The package neither hides ``excluded_function`` nor
