@@ -274,7 +274,9 @@ def in_process(records: list[tuple[str, dict]], result_dir: Path, repeat: int) -
     a, b = best(bare_s), best(ours_s)
     print(f"in-process, CPU s, best of {repeat}: bare checker {a:.3f} s, TwinCheck + BFCL replay "
           f"{b:.3f} s: ratio {b / a:.2f}")  # fmt: skip
-    print(f"  all runs: bare {[round(x, 3) for x in bare_s]}, ours {[round(x, 3) for x in ours_s]}")
+    paired = sorted(o / b for b, o in zip(bare_s, ours_s, strict=True))
+    print(f"  median of the {repeat} paired ratios {paired[len(paired) // 2]:.2f}; "
+          f"all runs: bare {[round(x, 3) for x in bare_s]}, ours {[round(x, 3) for x in ours_s]}")  # fmt: skip
 
 
 def whole_commands(result_dir: Path, n: int, repeat: int) -> None:
@@ -320,9 +322,9 @@ def whole_commands(result_dir: Path, n: int, repeat: int) -> None:
     bw, bc, br = (min(x[i] for x in runs["bare"]) for i in range(3))
     aw, ac, ar = (min(x[i] for x in runs["audit"]) for i in range(3))
     print(f"whole commands, best of {repeat} ({n} traces), start to exit:")
-    print(f"  bare checker script:                  wall {bw:5.2f} s  CPU {bc:5.2f} s  {br} MB")
-    print(f"  manage.py audit --policies twincheck --inline: wall {aw:5.2f} s  CPU {ac:5.2f} s  "
-          f"{ar} MB")  # fmt: skip
+    print(f"  bare checker script:  wall {bw:5.2f} s  CPU {bc:5.2f} s  peak RSS {br} MB")
+    print(f"  manage.py audit --policies twincheck --inline:  wall {aw:5.2f} s  CPU {ac:5.2f} s  "
+          f"peak RSS {ar} MB")  # fmt: skip
     print(f"  ratios: wall {aw / bw:.2f}, CPU {ac / bc:.2f}, peak RSS {ar / br:.2f}")
     print(f"  all runs (wall, CPU, MB): bare {runs['bare']}, audit {runs['audit']}")
 
