@@ -275,8 +275,8 @@ def in_process(records: list[tuple[str, dict]], result_dir: Path, repeat: int) -
     print(f"in-process, CPU s, best of {repeat}: bare checker {a:.3f} s, TwinCheck + BFCL replay "
           f"{b:.3f} s: ratio {b / a:.2f}")  # fmt: skip
     paired = sorted(o / b for b, o in zip(bare_s, ours_s, strict=True))
-    print(f"  median of the {repeat} paired ratios {paired[len(paired) // 2]:.2f}; "
-          f"all runs: bare {[round(x, 3) for x in bare_s]}, ours {[round(x, 3) for x in ours_s]}")  # fmt: skip
+    print(f"  median of the {repeat} paired ratios {paired[len(paired) // 2]:.2f}")
+    print(f"  all runs: bare {[round(x, 3) for x in bare_s]}, ours {[round(x, 3) for x in ours_s]}")
 
 
 def whole_commands(result_dir: Path, n: int, repeat: int) -> None:
