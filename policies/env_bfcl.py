@@ -382,8 +382,21 @@ class _Bound:
 class _Recorded:
     turn: int | None
     name: str
-    key: str
+    arguments: dict[str, Any]
     not_decoded: bool
+    key: str | None = None  # _canon(arguments), once needed
+
+    def same_arguments(self, args: dict[str, Any], key: str | None) -> tuple[bool, str | None]:
+        """(whether ``args`` are this call's arguments as canonical JSON, ``args``' canonical
+        JSON if it had to be computed). A replay passes a copy of the recorded dict holding
+        the very same values, which needs no serialising."""
+        mine = self.arguments
+        if mine.keys() == args.keys() and all(v is args[k] for k, v in mine.items()):
+            return True, key
+        if self.key is None:
+            self.key = _canon(mine)
+        key = key or _canon(args)
+        return self.key == key, key
 
 
 def _canon(arguments: dict[str, Any]) -> str:
@@ -588,7 +601,7 @@ class BFCLEnvironment:
             _Recorded(
                 e.turn,
                 e.name,
-                _canon(e.arguments),
+                e.arguments,
                 bool(e.meta.get("arguments_error") or e.meta.get("not_executed")),
             )
             for e in trace.events
@@ -741,8 +754,8 @@ class BFCLEnvironment:
                 return None
             if r.name != name or (turn is not None and r.turn is not None and r.turn != turn):
                 continue
-            key = key or _canon(args)
-            if r.key == key:
+            same, key = r.same_arguments(args, key)
+            if same:
                 self._cursor = i + 1
                 return r
         return None
