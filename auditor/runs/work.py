@@ -102,7 +102,7 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
     # Of a trace's header the auditors need only the environment's name (AuditorCache picks
     # the environment by it); the policies read the header from the trace's events. Loading
     # whole headers here — a BFCL header carries tool docs, initial config and ground truth —
-    # was a fifth of an inline 200-trace audit's time and 40 MB of its memory (issue 17).
+    # cost an inline 200-trace audit 0.3 s of stdlib JSON decoding and 40 MB (issue 17).
     traces = {
         t.pk: t
         for t in Trace.objects.filter(pk__in=pending)
