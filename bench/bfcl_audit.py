@@ -9,20 +9,21 @@ The traces: BFCL result files built from the bfcl-eval package's own multi-turn 
 (`traces.samples.bfcl.build_record`: the ground truth as the model's calls, with its realistic
 faults — extra `ls`, repeated failing calls, mangled names, broken argument JSON) over the first
 N/4 tasks of each category; tasks 1, 5, 9, … also drop one call and tasks 3, 7, 11, … change one
-string argument (in the first turn with calls), so both verdicts occur. Deterministic: the same files on any machine. `--results
-DIR` uses real result files instead (`DIR/<model>/multi_turn/*_result.json`, first N records).
+string argument (in the first turn with calls), so both verdicts occur. Deterministic: the same
+files on any machine. `--results DIR` uses real result files instead
+(`DIR/<model>/multi_turn/*_result.json`, first N records).
 
 Measured, best of --repeat, alternating (the machine is shared: ratios, not seconds, travel):
-- in-process, CPU time of this process: (a) the package's `multi_turn_checker` on the decoded records, as its
-  `eval_runner` calls it (instances it keeps in module globals are cleared between repeats, as a
-  fresh process has them); (b) `Auditor(("twincheck",), judge="heuristic",
-  environment=BFCLEnvironment()).audit` on the imported events — policies only, no database.
-  The verdicts of (b)'s actor replay are compared with (a)'s.
+- in-process, CPU time of this process: (a) the package's `multi_turn_checker` on the decoded
+  records, as its `eval_runner` calls it (instances it keeps in module globals are cleared
+  between repeats, as a fresh process has them); (b) `Auditor(("twincheck",), judge="heuristic",
+  environment=BFCLEnvironment()).audit` on the imported events — policies only, no database. The
+  verdicts of (b)'s actor replay are compared with (a)'s.
 - whole commands, start to exit: wall time, CPU time and peak RSS (`/usr/bin/time -v`), after
   one unmeasured run of each and with the project's bytecode compiled (as installed): the bare
-  checker as a script (this file with `--bare-check DIR`: read the package's tasks and the result files,
-  check every record, print the verdict counts) against `manage.py audit --project P --policies
-  twincheck --inline` on a project the files were ingested into (not timed).
+  checker as a script (this file with `--bare-check DIR`: read the package's tasks and the
+  result files, check every record, print the verdict counts) against `manage.py audit --project
+  P --policies twincheck --inline` on a project the files were ingested into (not timed).
 """
 
 from __future__ import annotations
