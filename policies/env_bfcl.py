@@ -24,8 +24,10 @@ What the package does, and what this module does instead:
   step for step (force-terminated and inference-error checks of ``eval_runner``, then per turn:
   execute the model's calls and the ground truth on fresh instances, empty-turn check, then the
   package's own ``state_checker`` and ``response_checker`` functions, which are called directly).
-- Every ``reset`` creates new instances; nothing lives in module globals, so one replay never
-  sees another's state.
+- Every ``reset`` (and every check) gets new instances, restored from a pickled snapshot of the
+  task's initial state that the environment keeps; no instance lives in module globals, so one
+  replay never sees another's state. The checker's turns run alongside a replay whose calls
+  come in turn order (``_TurnChecker``), so a check does not execute the calls a second time.
 
 Whitelist: public (not ``_``-prefixed) bound methods of the task's involved classes, exactly the
 package's ``class_method_name_mapping``. The package neither hides ``excluded_function`` nor
@@ -43,6 +45,9 @@ import copy
 import importlib
 import inspect
 import json
+import keyword
+import math
+import pickle
 import re
 import warnings
 from dataclasses import dataclass
@@ -54,6 +59,8 @@ from .trace import JsonDict, ToolCall, Trace
 
 ERROR_PREFIX = "Error during execution: "
 REPR_LIMIT = 10_000
+# Initial-state snapshots one environment keeps (a few KB each; a run revisits tasks).
+SNAPSHOTS_KEPT = 256
 # multi_turn_utils.execute_multi_turn_func_call refuses these names before eval.
 BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 # Locals of execute_multi_turn_func_call at eval time: a call of one of these names resolves to
@@ -64,6 +71,7 @@ _PACKAGE_LOCALS = frozenset(
     "instance_name class_instance method_name method execution_results func_call "
     "func_call_copy module class_ e".split()
 )
+_POSITIONAL = re.compile(r"_\d+").fullmatch  # call_string writes these positionally
 NOT_DECODED = (
     "Not executed: the package could not decode this step's arguments, so it neither executed "
     "nor scored its calls"
@@ -172,27 +180,92 @@ def outcome_status(content: str) -> str:
     return "ok"
 
 
+def _initial_instances(
+    classes: list[str], initial_config: dict[str, Any], long_context: bool
+) -> dict[str, Any]:
+    """New instances of a task's classes at its initial state, as execute_multi_turn_func_call
+    builds them (``_load_scenario`` on a deep copy of the class's initial config)."""
+    _, _, _, stateless = _package()
+    instances: dict[str, Any] = {}
+    for class_name in classes:
+        instance = _api_class(class_name)()
+        if class_name not in stateless:
+            config = initial_config.get(class_name, {})
+            instance._load_scenario(copy.deepcopy(config), long_context=long_context)
+        instances[class_name] = instance
+    return instances
+
+
+_METHOD_NAMES: dict[str, tuple[str, ...]] = {}  # class name → public method names
+
+
+def _method_names(class_name: str, instance: Any) -> tuple[str, ...]:
+    """The public methods of the class's instances: the API classes define them on the class,
+    so the first loaded instance tells them all (inspect.getmembers was a third of the cost of
+    setting up a world)."""
+    names = _METHOD_NAMES.get(class_name)
+    if names is None:
+        names = _METHOD_NAMES[class_name] = tuple(_public_methods(instance))
+    return names
+
+
+def _plain_arguments(arguments: dict[str, Any]) -> bool:
+    return all(
+        k.isascii() and k.isidentifier() and not keyword.iskeyword(k) and not _POSITIONAL(k)
+        for k in arguments
+    ) and all(_plain(v, 0) for v in arguments.values())
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """A value whose repr the package's eval reads back as an equal value of the same type,
+    with no text its method-name regex would rewrite."""
+    kind = type(value)
+    if kind is str:
+        return "(" not in value
+    if value is None or kind is bool:
+        return True
+    if kind is int:
+        return bool(-(10**18) < value < 10**18)
+    if kind is float:
+        return math.isfinite(value)
+    if depth > 20:  # the parser's nesting limit is far above, but nothing real is this deep
+        return False
+    if kind is list:
+        return all(_plain(v, depth + 1) for v in value)
+    if kind is dict:
+        return all(
+            type(k) is str and "(" not in k and _plain(v, depth + 1) for k, v in value.items()
+        )
+    return False
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a plain value, as eval builds new lists and dicts from the call's text."""
+    if type(value) is list:
+        return [_fresh(v) for v in value]
+    if type(value) is dict:
+        return {k: _fresh(v) for k, v in value.items()}
+    return value
+
+
 class _World:
-    """Fresh instances of a task's classes, the package's method → instance-variable mapping
-    and a whitelisted executor of call strings."""
+    """Instances of a task's classes (fresh, or restored from a snapshot of the initial state),
+    the package's method → instance-variable mapping and a whitelisted executor of call
+    strings."""
 
     def __init__(
-        self, classes: list[str], initial_config: dict[str, Any], long_context: bool, prefix: str
+        self, instances: dict[str, Any], prefix: str, parsed: dict[tuple[str, str], Any]
     ) -> None:
-        _, _, _, stateless = _package()
-        self.instances: dict[str, Any] = {}
+        self.instances = instances
+        self.prefix = prefix
+        self.parsed = parsed  # (prefix, call string) → AST or the exception; the environment's
         self.by_var: dict[str, Any] = {}
         self.mapping: dict[str, str] = {}
         self.methods: dict[str, dict[str, Any]] = {}  # instance var → public method → bound
-        for class_name in classes:
-            instance = _api_class(class_name)()
-            if class_name not in stateless:
-                config = initial_config.get(class_name, {})
-                instance._load_scenario(copy.deepcopy(config), long_context=long_context)
+        for class_name, instance in instances.items():
             var = re.sub(r"[-./:]", "_", f"{prefix}_{class_name}_instance")
-            self.instances[class_name] = instance
             self.by_var[var] = instance
-            names = _public_methods(instance)
+            names = _method_names(class_name, instance)
             self.methods[var] = {n: getattr(instance, n) for n in names}
             for n in names:
                 self.mapping[n] = var  # a later class wins a shared name, as in the package
@@ -200,27 +273,60 @@ class _World:
     def has(self, name: str) -> bool:
         return name in self.mapping
 
+    def call(self, name: str, arguments: dict[str, Any], text: str) -> tuple[str, bool]:
+        """``run(text)`` for a decoded call (``text = call_string(name, arguments)``), without
+        building and walking its AST when that can only mean ``method(**arguments)``: a public
+        method's name, keyword names Python accepts as written, and argument values whose text
+        the package's regex cannot rewrite (no "(" in a string) and that read back as they are
+        (JSON values, finite floats, no huge ints). Anything else goes through ``run``."""
+        var = self.mapping.get(name)
+        if var is None or name in BLOCKED or not _plain_arguments(arguments):
+            return self.run(text)
+        try:
+            return result_string(self.methods[var][name](**_fresh(arguments))), True
+        except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
+            return f"{ERROR_PREFIX}{exc}", True
+
     def run(self, text: str) -> tuple[str, bool]:
         """(result string, reproduced faithfully) for one call string."""
-        _, utils, _, _ = _package()
-        processed = utils._process_method_calls(text, self.mapping)
         try:
-            head = processed.split("(")[0] if "(" in processed else processed
-            if "." in head:
-                head = head.split(".")[1]
-            if head in BLOCKED:
-                raise Exception(f"Function call {head} is not allowed.")  # noqa: TRY002
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                # eval() strips leading spaces and tabs, then compiles as "<string>": the same
-                # SyntaxError text as the package, but only the AST is built.
-                tree = compile(processed.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
+            tree = self._parse(text)
             value = self._eval(tree.body if isinstance(tree, ast.Expression) else tree)
             return result_string(value), True
         except _Unsupported as exc:
             return f"{ERROR_PREFIX}not executed by the auditor: {exc}", False
         except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
             return f"{ERROR_PREFIX}{exc}", True
+
+    def _parse(self, text: str) -> ast.AST:
+        """The call string prefixed, refused or compiled as the package does, once per
+        (instance names, text): a replay and its checks run the same strings up to four times.
+        A refusal or SyntaxError is kept and raised again (the same message)."""
+        key = (self.prefix, text)
+        done = self.parsed.get(key)
+        if done is None:
+            try:
+                done = self.parsed[key] = self._compile(text)
+            except Exception as exc:  # noqa: BLE001 — raised again below, on every run
+                done = self.parsed[key] = exc
+        if isinstance(done, Exception):
+            # without the traceback of its last raise, which would hold that world's frames
+            raise done.with_traceback(None)
+        return done
+
+    def _compile(self, text: str) -> ast.AST:
+        _, utils, _, _ = _package()
+        processed = utils._process_method_calls(text, self.mapping)
+        head = processed.split("(")[0] if "(" in processed else processed
+        if "." in head:
+            head = head.split(".")[1]
+        if head in BLOCKED:
+            raise Exception(f"Function call {head} is not allowed.")  # noqa: TRY002
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # eval() strips leading spaces and tabs, then compiles as "<string>": the same
+            # SyntaxError text as the package, but only the AST is built.
+            return compile(processed.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
 
     # -- the evaluator: instances, their whitelisted methods, literals; nothing else ----------
 
@@ -276,12 +382,125 @@ class _Bound:
 class _Recorded:
     turn: int | None
     name: str
-    key: str
+    arguments: dict[str, Any]
     not_decoded: bool
+    key: str | None = None  # _canon(arguments), once needed
+
+    def same_arguments(self, args: dict[str, Any], key: str | None) -> tuple[bool, str | None]:
+        """(whether ``args`` are this call's arguments as canonical JSON, ``args``' canonical
+        JSON if it had to be computed). A replay passes a copy of the recorded dict holding
+        the very same values, which needs no serialising."""
+        mine = self.arguments
+        if mine.keys() == args.keys() and all(v is args[k] for k, v in mine.items()):
+            return True, key
+        if self.key is None:
+            self.key = _canon(mine)
+        key = key or _canon(args)
+        return self.key == key, key
 
 
 def _canon(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, default=str)
+
+
+def _check_turn(
+    t: int,
+    gt_calls: list[str],
+    texts: list[str],
+    model_results: list[str],
+    model: _World,
+    truth: _World,
+    all_model: list[str],
+    turns: list[JsonDict],
+) -> JsonDict | None:
+    """One turn of multi_turn_checker, the model's calls of the turn already executed on
+    ``model`` (their results ``model_results``): execute the ground truth's on ``truth``, then the
+    empty-turn, state and response checks. The failure, or None; appends the turn's row."""
+    checker, _, _, _ = _package()
+    gt_results = [truth.run(x)[0] for x in gt_calls]
+    all_model.extend(model_results)
+    row: JsonDict = {
+        "turn": t,
+        "model_calls": len(texts),
+        "ground_truth_calls": len(gt_calls),
+        "state": "skipped",
+        "response": "skipped",
+    }
+    turns.append(row)
+    if gt_calls and not texts:
+        row["state"] = row["response"] = "not_checked"
+        return {
+            "turn": t,
+            "error_type": "multi_turn:empty_turn_model_response",
+            "error_message": f"Model response list is empty for turn {t}",
+            "details": {"model": [], "ground_truth": gt_results},
+        }
+    if not gt_calls:
+        return None
+    state = checker.state_checker(model.instances, truth.instances)
+    if not state["valid"]:
+        row["state"], row["response"] = "mismatch", "not_checked"
+        return {
+            "turn": t,
+            "error_type": state["error_type"],
+            "error_message": state["error_message"],
+            "details": {"differences": jsonable(state["details"]["differences"])},
+        }
+    row["state"] = "ok"
+    response = checker.response_checker(all_model, gt_results, t)
+    if not response["valid"]:
+        row["response"] = "mismatch"
+        return {
+            "turn": t,
+            "error_type": response["error_type"],
+            "error_message": response["error_message"],
+            "details": {"missing_items": jsonable(response["details"]["missing_items"])},
+        }
+    row["response"] = "ok"
+    return None
+
+
+class _TurnChecker:
+    """The checker's turn loop run alongside a replay, on the replay's own world: when the
+    calls come in turn order (a replay's always do), the world at the first call of turn t+1 is
+    the checker's model world at the end of turn t, and the results are the ones the checker's
+    re-execution would get. So turn t is checked then, against a ground-truth world advanced
+    turn by turn, and ``check`` needs no second model world nor a second execution of every
+    call. A call of an earlier (closed) turn, of a turn past the ground truth, or after a check
+    drops it; ``check`` then runs the checker from scratch (the same function per turn)."""
+
+    def __init__(self, ground_truth: list[list[str]]) -> None:
+        self.gt = ground_truth
+        self.truth: _World | None = None
+        self.closed = 0  # turns below this one are checked
+        self.turns: list[JsonDict] = []
+        self.all_model: list[str] = []
+        self.results: dict[int, list[str]] = {}
+        self.failure: JsonDict | None = None
+        self.finished = False
+
+    def accepts(self, turn: int) -> bool:
+        return not self.finished and self.closed <= turn < len(self.gt)
+
+    def close(self, until: int, env: BFCLEnvironment) -> None:
+        """Check the turns below ``until``: the world's state now is their end state."""
+        while self.closed < until:
+            t = self.closed
+            if self.failure is None:  # the checker stops at the first failing turn
+                if self.truth is None:
+                    self.truth = env._new_world("_ground_truth")
+                assert env._world is not None
+                self.failure = _check_turn(
+                    t,
+                    self.gt[t],
+                    env._turn_calls.get(t, []),
+                    self.results.get(t, []),
+                    env._world,
+                    self.truth,
+                    self.all_model,
+                    self.turns,
+                )
+            self.closed += 1
 
 
 class BFCLEnvironment:
@@ -321,6 +540,11 @@ class BFCLEnvironment:
         self._inference_error: str | None = None
         self._problem: str | None = None
         self._world: _World | None = None
+        self._snapshots: dict[tuple[Any, ...], bytes] = {}
+        self._blob: bytes | None = None  # the current task's, once asked for
+        self._parsed: dict[tuple[str, str], Any] = {}  # (instance names, call string) → AST
+        self._parsed_for: tuple[str, str] = ("", "")  # the (model, task id) they belong to
+        self._turn_check: _TurnChecker | None = None
         self._recorded: list[_Recorded] = []
         self._cursor = 0
         self._turn = 0
@@ -377,7 +601,7 @@ class BFCLEnvironment:
             _Recorded(
                 e.turn,
                 e.name,
-                _canon(e.arguments),
+                e.arguments,
                 bool(e.meta.get("arguments_error") or e.meta.get("not_executed")),
             )
             for e in trace.events
@@ -391,6 +615,12 @@ class BFCLEnvironment:
         self._invalidate()
         self._problem = None
         self._world = None
+        self._blob = None
+        if self._parsed_for != (self._model, self._task_id):
+            # Keys carry the instance names (model, task id): a replay of the same task
+            # (TwinCheck's splice after the actor's) reuses the parses, another never would.
+            self._parsed = {}
+            self._parsed_for = (self._model, self._task_id)
         if h.env_name and h.env_name != "bfcl":
             self._problem = f"not a BFCL trace (env.name = {h.env_name!r})"
         elif not self._classes:
@@ -400,6 +630,15 @@ class BFCLEnvironment:
                 self._world = self._new_world()
             except KeyError as exc:
                 self._problem = f"unknown BFCL class {exc.args[0]!r}"
+        gt = self._ground_truth
+        self._turn_check = (
+            _TurnChecker(gt)
+            if self._world is not None
+            and gt is not None
+            and self._inference_error is None
+            and self._n_turns == len(gt)
+            else None
+        )
 
     def execute(self, name: str, arguments: dict[str, Any], turn: int | None = None) -> ToolOutcome:
         self._invalidate()
@@ -424,7 +663,14 @@ class BFCLEnvironment:
                 record.update(executed=False, status="error")
                 return ToolOutcome("error", f"{ERROR_PREFIX}{name} is not available: {hidden}")
         text = call_string(name, args)
-        content, faithful = self._world.run(text)
+        if self._turn_check is not None:
+            if self._turn_check.accepts(turn):
+                self._turn_check.close(turn, self)
+            else:
+                self._turn_check = None
+        content, faithful = self._world.call(name, args, text)
+        if self._turn_check is not None:
+            self._turn_check.results.setdefault(turn, []).append(content)
         status = outcome_status(content)
         self._turn_calls.setdefault(turn, []).append(text)
         record.update(executed=True, call=text, status=status)
@@ -470,11 +716,33 @@ class BFCLEnvironment:
         # The package's instance variable names: f"{model}[_ground_truth]_eval_{test id}_…"
         # (they only matter where its regex rewrites "name(" inside string arguments).
         return _World(
-            self._classes,
-            self._initial,
-            self._long_context,
+            pickle.loads(self._initial_snapshot()),  # noqa: S301 — our own bytes, see below
             f"{self._model}{suffix}_eval_{self._task_id}",
+            self._parsed,
         )
+
+    def _initial_snapshot(self) -> bytes:
+        """The task's instances at their initial state, pickled once per initial state: every
+        world of a replay and of its checks (and of other traces of the same task) is restored
+        from these bytes — eight times faster than instantiating and loading the scenario
+        again, and the same state (the fidelity tests compare verdicts with the package's).
+        Kept per environment, last used first, never in module globals."""
+        if self._blob is not None:
+            return self._blob
+        key = (
+            tuple(self._classes),
+            self._long_context,
+            json.dumps(self._initial, sort_keys=True, default=repr),
+        )
+        blob = self._snapshots.pop(key, None)
+        if blob is None:
+            instances = _initial_instances(self._classes, self._initial, self._long_context)
+            blob = pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+        self._snapshots[key] = blob
+        while len(self._snapshots) > SNAPSHOTS_KEPT:
+            del self._snapshots[next(iter(self._snapshots))]
+        self._blob = blob
+        return blob
 
     def _match(self, name: str, args: dict[str, Any], turn: int | None) -> _Recorded | None:
         """The next recorded call this execution replays (the replay executes recorded calls
@@ -486,8 +754,8 @@ class BFCLEnvironment:
                 return None
             if r.name != name or (turn is not None and r.turn is not None and r.turn != turn):
                 continue
-            key = key or _canon(args)
-            if r.key == key:
+            same, key = r.same_arguments(args, key)
+            if same:
                 self._cursor = i + 1
                 return r
         return None
@@ -506,7 +774,6 @@ class BFCLEnvironment:
         gt = self._ground_truth
         if gt is None or self._problem is not None:
             return None
-        checker, _, _, _ = _package()
         turns: list[JsonDict] = []
         base: JsonDict = {"approximate": self._approximate, "turns": turns}
         if self._inference_error is not None:
@@ -528,56 +795,24 @@ class BFCLEnvironment:
                 f"ground truth turns ({len(gt)}).",
                 "turn": None,
             }
-        model = self._new_world()
-        truth = self._new_world("_ground_truth")
-        all_model: list[str] = []
-        failure: JsonDict | None = None
-        for t, gt_calls in enumerate(gt):
-            texts = self._turn_calls.get(t, [])
-            model_results = [model.run(x)[0] for x in texts]
-            gt_results = [truth.run(x)[0] for x in gt_calls]
-            all_model.extend(model_results)
-            row: JsonDict = {
-                "turn": t,
-                "model_calls": len(texts),
-                "ground_truth_calls": len(gt_calls),
-                "state": "skipped",
-                "response": "skipped",
-            }
-            turns.append(row)
-            if gt_calls and not texts:
-                row["state"] = row["response"] = "not_checked"
-                failure = {
-                    "turn": t,
-                    "error_type": "multi_turn:empty_turn_model_response",
-                    "error_message": f"Model response list is empty for turn {t}",
-                    "details": {"model": [], "ground_truth": gt_results},
-                }
-                break
-            if not gt_calls:
-                continue
-            state = checker.state_checker(model.instances, truth.instances)
-            if not state["valid"]:
-                row["state"], row["response"] = "mismatch", "not_checked"
-                failure = {
-                    "turn": t,
-                    "error_type": state["error_type"],
-                    "error_message": state["error_message"],
-                    "details": {"differences": jsonable(state["details"]["differences"])},
-                }
-                break
-            row["state"] = "ok"
-            response = checker.response_checker(all_model, gt_results, t)
-            if not response["valid"]:
-                row["response"] = "mismatch"
-                failure = {
-                    "turn": t,
-                    "error_type": response["error_type"],
-                    "error_message": response["error_message"],
-                    "details": {"missing_items": jsonable(response["details"]["missing_items"])},
-                }
-                break
-            row["response"] = "ok"
+        inc = self._turn_check
+        failure: JsonDict | None
+        if inc is not None:
+            inc.close(len(gt), self)
+            inc.finished = True
+            turns.extend(inc.turns)
+            failure = inc.failure
+        else:
+            model = self._new_world()
+            truth = self._new_world("_ground_truth")
+            all_model: list[str] = []
+            failure = None  # the checker from scratch: calls not in turn order, or re-checked
+            for t, gt_calls in enumerate(gt):
+                texts = self._turn_calls.get(t, [])
+                results = [model.run(x)[0] for x in texts]
+                failure = _check_turn(t, gt_calls, texts, results, model, truth, all_model, turns)
+                if failure is not None:
+                    break
         if failure is None:
             return {**base, "valid": True}
         for t in range(len(turns), len(gt)):

@@ -102,6 +102,8 @@ def load_events(trace_ids: Sequence[int]) -> dict[int, list[dict]]:
             f"WHERE trace_id IN ({placeholders}) ORDER BY trace_id, seq",
             list(trace_ids),
         )
-        for trace_id, payload in cur.fetchall():
+        # Row by row, not fetchall(): each payload's text is dropped once decoded, instead of
+        # every text of the batch living beside its decoded copy (a BFCL batch: ~20 MB).
+        for trace_id, payload in cur:
             out[trace_id].append(orjson.loads(payload))
     return out

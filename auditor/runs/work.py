@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, F, Q
+from django.db.models.fields.json import KT
 from django.dispatch import Signal
 from django.utils import timezone
 
@@ -98,7 +99,16 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
     if not pending:
         finish_if_complete(run.pk)
         return 0
-    traces = {t.pk: t for t in Trace.objects.filter(pk__in=pending).only("pk", "model", "header")}
+    # Of a trace's header the auditors need only the environment's name (AuditorCache picks
+    # the environment by it); the policies read the header from the trace's events. Loading
+    # whole headers here — a BFCL header carries tool docs, initial config and ground truth —
+    # cost an inline 200-trace audit 0.3 s of stdlib JSON decoding and 40 MB (issue 17).
+    traces = {
+        t.pk: t
+        for t in Trace.objects.filter(pk__in=pending)
+        .only("pk", "model")
+        .annotate(env_name=KT("header__env__name"))
+    }
     try:
         auditors = AuditorCache(run)
     except ValueError as exc:  # ApiKeyError, or stored model settings this version rejects
@@ -121,6 +131,7 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
         finally:
             if auditors.backend is not None:
                 auditors.backend.flush()
+        del events_by_trace  # before the next batch's are loaded, not after
         done += len(part)
         job_heartbeat(
             AuditRun.objects.filter(pk=run.pk),
@@ -146,7 +157,8 @@ def _audit_batch(
     for trace in traces:
         events = label_events(events_by_trace[trace.pk], auditors.executed)
         try:
-            auditor = auditors.for_trace(trace.header or {}, trace.model, events)
+            header = {"env": {"name": trace.env_name}} if trace.env_name else {}
+            auditor = auditors.for_trace(header, trace.model, events)
             elicited = None
             if auditors.backend is not None:
                 events, elicited = auditors.backend.prepare(events, run.policies)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import pickle
 import random
 import subprocess
 import sys
@@ -504,6 +505,62 @@ def test_verdicts_are_identical_to_the_package_checker() -> None:
             mismatches.append((key, kind, ours, reference[key]))
     assert mismatches == []
     assert len(cases) >= 400 and failing >= 200  # the sample exercises failures, not only passes
+
+
+def test_checking_during_the_replay_or_from_scratch_gives_the_same_account() -> None:
+    """check() runs the checker's turns alongside a replay (calls in turn order); a check in the
+    middle of a replay makes the final check run from scratch on new worlds. Both give the same
+    verdict, messages, details and per-turn account, on every fidelity case."""
+    cases = _fidelity_cases()
+    env, scratch = BFCLEnvironment(), BFCLEnvironment()
+    differ = []
+    for n, (key, record, _, _) in enumerate(cases):
+        trace = import_trace(record, model=f"acc-{n}-FC")
+        along = replay_all(trace, env)
+        scratch.reset(trace)
+        calls = [e for e in trace.events if isinstance(e, ToolCall)]
+        for i, e in enumerate(calls):
+            scratch.execute(e.name, dict(e.arguments), turn=e.turn)
+            if i == 0:
+                scratch.check()  # a check mid-way: the rest cannot be checked alongside
+        if (scratch.check(), scratch.last_check_details() or {}) != along:
+            differ.append(key)
+    assert differ == []
+
+
+def test_direct_calls_match_the_evaluated_call_strings() -> None:
+    """A decoded call whose text can only mean method(**arguments) is called directly instead
+    of parsed and evaluated (_World.call); results, errors and state are the same as through
+    the call string's AST (_World.run) — including argument mutation by the API."""
+    from policies.env_bfcl import _World, jsonable
+
+    def state(world: _World) -> dict:
+        # public attributes, as the package's state_checker compares them
+        return {
+            c: jsonable({k: v for k, v in vars(i).items() if not k.startswith("_")})
+            for c, i in world.instances.items()
+        }
+
+    tasks = load_tasks()
+    direct = compared = 0
+    for category in CATEGORIES:
+        for tid in task_ids(category, step=10):
+            task = tasks[tid]
+            env = BFCLEnvironment()
+            env.reset(import_trace(record_from_turns(task, gt_calls(task))))
+            blob = env._initial_snapshot()
+            fast = _World(pickle.loads(blob), "m_eval_x", {})
+            slow = _World(pickle.loads(blob), "m_eval_x", {})
+            calls = [c for turn in gt_calls(task) for c in turn]
+            extra = [("ls", {"a": 1}), ("cd", {"folder": "no(such"}), ("cd", {"from": "x"})]
+            for name, args in calls + extra:
+                text = call_string(name, args)
+                got = fast.call(name, copy.deepcopy(args), text)
+                assert got == slow.run(text), (tid, text)
+                compared += 1
+                direct += fast.has(name) and "(" not in json.dumps(args)
+            assert state(fast) == state(slow), tid
+    assert compared > 300 and direct > 200
 
 
 # ---- 5. isolation -------------------------------------------------------------------------------
