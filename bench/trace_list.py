@@ -39,7 +39,7 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
     rng = random.Random(0)
     cols = (
         "project_id, upload_id, external_id, agent, model, benchmark, category, task_id, "
-        "outcome_success, header, event_count, created_at"
+        "run_label, outcome_success, header, event_count, created_at"
     )
     t0 = time.perf_counter()
     with connection.cursor() as cur:
@@ -55,6 +55,7 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
                         rng.choice(BENCHMARKS),
                         rng.choice(CATEGORIES),
                         f"task-{i % 5000}",
+                        "",
                         rng.random() < 0.6,
                         "{}",
                         0,
