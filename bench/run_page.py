@@ -201,7 +201,6 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     from traces.models import Membership, Project
 
@@ -218,8 +217,27 @@ def main() -> None:
     client = Client()
     client.force_login(user)
     small_url, big_url = seed.get_absolute_url(), big.get_absolute_url()
-    client.get(big_url)  # the first view of a finished run stores its matrix counts
-    with CaptureQueriesContext(connection) as ctx:
+    # The first view after the run's summary is written counts the matrix and keeps it: the
+    # summary as a run's end writes it (no counts), then one view, timed.
+    with connection.cursor() as cur:
+        for p in big.policies:
+            cur.execute(
+                "UPDATE auditor_auditrun SET summary = summary #- %s WHERE id = %s",
+                [[p, "transition_matrix"], big.pk],
+            )
+    t0 = time.perf_counter()
+    client.get(big_url)
+    first = time.perf_counter() - t0
+    queries: list[tuple[float, str]] = []
+
+    def record(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            queries.append((time.perf_counter() - t0, sql))
+
+    with connection.execute_wrapper(record):
         client.get(big_url)
     # the other way round too, best of two, so neither page gets the other's cold caches
     small = min(timed(client, small_url, args.repeat), timed(client, small_url, args.repeat))
@@ -230,10 +248,10 @@ def main() -> None:
     m_ratio = statistics.median(large) / statistics.median(small)
     p_ratio = p95(large) / p95(small)
     print(f"  ratio {args.traces:,} / {SEED}:   median {m_ratio:.2f}x, p95 {p_ratio:.2f}x")
-    qs = sorted(ctx.captured_queries, key=lambda q: -float(q["time"]))
-    print(f"{len(qs)} SQL queries on the {args.traces:,}-trace page; slowest:")
-    for q in qs[:6]:
-        print(f"  {float(q['time']) * 1000:7.1f} ms  {q['sql'][:150]}")
+    print(f"  first view after the summary is written (counts the matrix): {first * 1000:.0f} ms")
+    print(f"{len(queries)} SQL queries on the {args.traces:,}-trace page; slowest:")
+    for t, sql in sorted(queries, reverse=True)[:5]:
+        print(f"  {t * 1000:7.1f} ms  {' '.join(sql.split())[:140]}")
 
 
 if __name__ == "__main__":

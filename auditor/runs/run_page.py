@@ -1,6 +1,6 @@
 """The run page's reads, at the cost of a page whatever the run's size (SPEC §9: p95 < 300 ms at
 100k results): the run with its summary less the annotation queues, and each policy's
-transition matrix, counted once and kept in the summary.
+transition matrix, counted once per version of the run (both cached).
 
 At 100,000 traces (bench/run_page.py) the page took 0.8 s: the summary is 8 MB, nearly all of it
 the annotation queues (one entry per unknown result) that the page never shows, decoded on every
@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import orjson
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count
 from django.db.models.expressions import RawSQL
 
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.selectors import run_list
 
-# Where each policy's matrix counts are kept in the run summary, beside the tables of
-# auditor.runs.summary. Every change to a run's results (the run finishing, a retry, a re-replay,
-# an annotation flowing back) ends by writing the whole summary again, which drops them; the
-# next view counts again.
+# Where a summary may keep each policy's matrix counts, beside the tables of
+# auditor.runs.summary (which does not yet: computing them there, once per summary, would spare
+# the first view after each summary its count — 0.4 s at 100k traces).
 MATRIX_KEY = "transition_matrix"
 
 
@@ -29,7 +28,8 @@ def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-un
     page shows no queue; the annotation pages read their own).
 
     Cut down in the database — which still reads all of it, 50 ms at 8 MB — and cached under
-    the row's version (xmin: every UPDATE of the run gives a new one, and every change to its
+    the row's version (xmin and cmin: the transaction and the command in it that wrote this
+    version of the row, so every UPDATE of the run gives a new one — and every change to its
     results ends by writing its summary), so a run unchanged since is read once. Other
     databases (SQLite, for development) read the whole summary."""
     if connection.vendor != "postgresql":
@@ -37,7 +37,11 @@ def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-un
     run = (
         run_list(user=user)
         .defer("summary")
-        .annotate(row_version=RawSQL("auditor_auditrun.xmin::text", ()))
+        .annotate(
+            row_version=RawSQL(
+                "auditor_auditrun.xmin::text || '.' || auditor_auditrun.cmin::text", ()
+            )
+        )
         .filter(pk=run_id)
         .first()
     )
@@ -76,48 +80,22 @@ def _count(run: AuditRun) -> dict[str, list[list]]:
     return out
 
 
-def _stored(run_id: int, policies: list[str]) -> dict[str, list[list]] | None:
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT jsonb_object_agg(key, value->%s)::text FROM auditor_auditrun, "
-            "jsonb_each(summary) WHERE id = %s AND jsonb_typeof(value) = 'object'",
-            [MATRIX_KEY, run_id],
-        )
-        row = cur.fetchone()
-    got = orjson.loads(row[0]) if row and row[0] else {}
-    return got if all(isinstance(got.get(p), list) for p in policies) else None
-
-
 def matrix_counts(run: AuditRun) -> dict[str, list[list]]:
     """Per policy: [actor_success, guarded_success, n] of its applicable results — from the
-    summary when there, else counted and stored there (a finished run only)."""
+    summary when its writer kept them there, else counted once per version of the run's row
+    (see run_page_get: a change to the results ends with a new summary, so a new version)."""
     summary = run.summary or {}
     stored = {p: (summary.get(p) or {}).get(MATRIX_KEY) for p in run.policies}
     if all(isinstance(v, list) for v in stored.values()):
         return stored  # type: ignore[return-value]
-    if connection.vendor != "postgresql":
+    version = getattr(run, "row_version", None)
+    if version is None:
         return _count(run)
-    with transaction.atomic():
-        # The run's row locked while counting and storing: a summary written meanwhile (the
-        # results changed) waits, then replaces these counts; one written before is seen.
-        status = (
-            AuditRun.objects.select_for_update()
-            .filter(pk=run.pk)
-            .values_list("status", flat=True)
-            .first()
-        )
-        again = _stored(run.pk, list(run.policies))
-        if again is not None:
-            return again
+    key = f"ta:run-page-matrix:{run.pk}:{version}"
+    counts = cache.get(key)
+    if counts is None:
         counts = _count(run)
-        if status == AuditRun.Status.DONE:
-            with connection.cursor() as cur:
-                for policy, rows in counts.items():
-                    cur.execute(
-                        "UPDATE auditor_auditrun SET summary = jsonb_set(summary, %s, %s::jsonb) "
-                        "WHERE id = %s AND jsonb_typeof(summary->%s) = 'object'",
-                        [[policy, MATRIX_KEY], orjson.dumps(rows).decode(), run.pk, policy],
-                    )
+        cache.set(key, counts, 24 * 3600)
     return counts
 
 
