@@ -62,10 +62,11 @@ def policy_tables(run: AuditRun) -> list[dict]:
     return out
 
 
-def latest_run(*, project) -> AuditRun | None:  # type: ignore[no-untyped-def]
+def latest_run(*, project, runs: QuerySet[AuditRun] | None = None) -> AuditRun | None:  # type: ignore[no-untyped-def]
     """The run the traces list reads transitions from by default: the newest finished one,
-    else the newest at all."""
-    runs = AuditRun.objects.filter(project=project)
+    else the newest at all (of `runs`, the project's runs, when given: the list defers their
+    summaries)."""
+    runs = AuditRun.objects.filter(project=project) if runs is None else runs
     return runs.filter(status=AuditRun.Status.DONE).first() or runs.first()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.runs.run_page import MATRIX_KEY
@@ -104,3 +105,13 @@ def test_the_page_gets_the_summary_without_its_annotation_queue(client, alice, r
     assert shown["overall"] == run.summary["checklist"]["overall"]
     run.refresh_from_db()
     assert run.summary["checklist"]["annotation_queue"]  # stored as it was
+
+
+def test_the_traces_list_reads_no_run_summary(client, alice, run):
+    """A 100k-trace run's summary is 8 MB: the list (which shows none of it) once read two."""
+    client.force_login(alice)
+    with CaptureQueriesContext(connection) as ctx:
+        r = client.get(reverse("auditor:trace-list", args=[run.project_id]))
+    assert r.status_code == 200 and r.context["run"].pk == run.pk
+    assert len(r.context["rows"]) == len(ROWS)
+    assert not any('"auditor_auditrun"."summary"' in q["sql"] for q in ctx.captured_queries)
