@@ -206,7 +206,10 @@ class Upload(Job):
 class Trace(models.Model):
     """One agent trace. Visible only once its upload is done (see selectors)."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="traces")
+    # Indexed by trace_project_id below, which serves every lookup by project as well.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="traces", db_index=False
+    )
     upload = models.ForeignKey(Upload, on_delete=models.CASCADE, related_name="traces")
     external_id = models.CharField(max_length=255, help_text="the trace_id in the file")
     agent = models.CharField(max_length=200, blank=True, db_index=True)
@@ -226,6 +229,10 @@ class Trace(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "external_id"], name="trace_unique_id")
         ]
+        # A project's newest (and oldest) trace id in one index lookup: the traces list bounds
+        # its newest-first scan of the primary key with it, which otherwise walks every newer
+        # trace of other projects first (auditor.trace_list.selectors.trace_page).
+        indexes = [models.Index(fields=["project", "id"], name="trace_project_id")]
 
     def __str__(self) -> str:
         return self.external_id

@@ -78,7 +78,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     after, before = _int(request.GET.get("after")), _int(request.GET.get("before"))
     sort = parse_sort(f["sort"])
     if sort is None:
-        page = selectors.trace_page(qs, after=after, before=before)
+        page = selectors.trace_page(qs, after=after, before=before, project=project)
     else:
         page = sorted_page(qs, name=sort[0], desc=sort[1], after=after, before=before)
     state = {k: v for k, v in f.items() if v}
