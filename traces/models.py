@@ -206,10 +206,7 @@ class Upload(Job):
 class Trace(models.Model):
     """One agent trace. Visible only once its upload is done (see selectors)."""
 
-    # Indexed by trace_project_id below, which serves every lookup by project as well.
-    project = models.ForeignKey(
-        Project, on_delete=models.CASCADE, related_name="traces", db_index=False
-    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="traces")
     upload = models.ForeignKey(Upload, on_delete=models.CASCADE, related_name="traces")
     external_id = models.CharField(max_length=255, help_text="the trace_id in the file")
     agent = models.CharField(max_length=200, blank=True, db_index=True)

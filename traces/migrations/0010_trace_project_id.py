@@ -1,10 +1,10 @@
-"""Traces indexed by (project, id) in place of project alone (issue 17).
+"""Traces indexed by (project, id) (issue 17).
 
 The traces list reads a project's newest trace id from it to bound its newest-first scan, which
 otherwise walked every newer trace of other projects first (100k of them: 40-75 ms per page 1).
-It serves every lookup by project the single-column index did, so ingest keeps as many indexes."""
+The single-column project index stays: without it the planner counted a project's traces through
+the upload index instead, 0.7 s for a 100k-trace project beside a 1M-trace one."""
 
-import django.db.models.deletion
 from django.db import migrations, models
 
 
@@ -17,15 +17,5 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="trace",
             index=models.Index(fields=["project", "id"], name="trace_project_id"),
-        ),
-        migrations.AlterField(
-            model_name="trace",
-            name="project",
-            field=models.ForeignKey(
-                db_index=False,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="traces",
-                to="traces.project",
-            ),
         ),
     ]
