@@ -8,8 +8,10 @@ Creates the database's schema (migrate), then a project with N bare trace rows w
 COPY (no events: the list reads trace columns only), ANALYZEs, and times the list view
 in-process through Django's test client (URL routing, middleware, queries and template — the
 server's whole work for a request) for page 1 and for page 1,000, reached by its keyset
-(`?after=<id>`) as a user paging would reach it. Reports medians and the ratio, for the full
-page and the htmx rows fragment, unfiltered and with a model filter. Rows are reused by later
+(`?after=<id>`) as a user paging would reach it — the two pages' requests in turn, so load drift
+on a shared machine falls on both. Reports median and p95 of each and their ratios, for the full
+page and the htmx rows fragment, unfiltered and with a model filter, and each page's SQL: the
+number of queries and their summed execution time by EXPLAIN ANALYZE. Rows are reused by later
 runs when the project already holds N traces.
 """
 
@@ -39,7 +41,7 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
     rng = random.Random(0)
     cols = (
         "project_id, upload_id, external_id, agent, model, benchmark, category, task_id, "
-        "outcome_success, header, event_count, created_at"
+        "run_label, outcome_success, header, event_count, created_at"
     )
     t0 = time.perf_counter()
     with connection.cursor() as cur:
@@ -55,6 +57,7 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
                         rng.choice(BENCHMARKS),
                         rng.choice(CATEGORIES),
                         f"task-{i % 5000}",
+                        "",
                         rng.random() < 0.6,
                         "{}",
                         0,
@@ -72,14 +75,41 @@ def after_for_page(qs, page: int) -> int | None:  # type: ignore[no-untyped-def]
     return qs.order_by("-id").values_list("id", flat=True)[(page - 1) * PAGE - 1]
 
 
-def timed(client, url: str, repeat: int, **headers) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat + 2):
-        t0 = time.perf_counter()
-        r = client.get(url, **headers)
-        times.append(time.perf_counter() - t0)
-        assert r.status_code == 200, r.status_code
-    return statistics.median(times[2:])  # the first two warm caches
+def timed_pair(client, urls: tuple[str, str], repeat: int, **headers) -> list[list[float]]:  # type: ignore[no-untyped-def]
+    """Both pages requested in turn, `repeat` times each: a shared machine's load drifts over
+    seconds, and timing one page's requests after the other's put that drift into the ratio
+    (page 1,000 measured 1.42-1.54x of page 1 that way while doing no more work)."""
+    times: list[list[float]] = [[], []]
+    for i in range(repeat + 2):
+        for k, url in enumerate(urls if i % 2 else urls[::-1]):
+            t0 = time.perf_counter()
+            r = client.get(url, **headers)
+            dt = time.perf_counter() - t0
+            assert r.status_code == 200, r.status_code
+            if i >= 2:  # the first two warm caches
+                times[k if i % 2 else 1 - k].append(dt)
+    return [sorted(t) for t in times]
+
+
+def p95(ts: list[float]) -> float:
+    return ts[min(len(ts) - 1, round(0.95 * (len(ts) - 1)))]
+
+
+def sql_profile(client, url: str, **headers) -> tuple[int, float]:  # type: ignore[no-untyped-def]
+    """The page's SQL queries: how many, and their summed execution time by EXPLAIN ANALYZE."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as ctx:
+        client.get(url, **headers)
+    total = 0.0
+    with connection.cursor() as cur:
+        for q in ctx.captured_queries:
+            if q["sql"].startswith("SELECT"):
+                rows = cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + q["sql"]).fetchone()[0]
+                plan = rows[0] if isinstance(rows, list) else rows
+                total += plan["Execution Time"]
+    return len(ctx.captured_queries), total
 
 
 def main() -> None:
@@ -122,8 +152,11 @@ def main() -> None:
     client = Client()
     client.force_login(user)
     base = f"/projects/{project.pk}/traces/"
-    print(f"{n:,} traces; median of {args.repeat} requests each (ms)")
-    print(f"{'case':40} {'page 1':>9} {'page ' + str(args.page):>10} {'ratio':>6}")
+    print(f"{n:,} traces; {args.repeat} requests per page, the two pages in turn (ms)")
+    print(
+        f"{'case':30} {'page 1 p50':>10} {'p95':>6} {'page ' + str(args.page) + ' p50':>13} "
+        f"{'p95':>6} {'ratio p50':>9} {'p95':>5}   queries, SQL ms (EXPLAIN ANALYZE) p1 / pN"
+    )
     for label, params, qs in (
         ("unfiltered", {}, Trace.objects.filter(project=project)),
         (
@@ -134,10 +167,16 @@ def main() -> None:
     ):
         after = after_for_page(qs, args.page)
         q = "&".join(f"{k}={v}" for k, v in params.items())
+        urls = (f"{base}?{q}", f"{base}?{q}&after={after}")
         for kind, headers in (("full page", {}), ("htmx rows", {"HTTP_HX_REQUEST": "true"})):
-            t1 = timed(client, f"{base}?{q}", args.repeat, **headers)
-            tn = timed(client, f"{base}?{q}&after={after}", args.repeat, **headers)
-            print(f"{label + ', ' + kind:40} {t1 * 1000:9.1f} {tn * 1000:10.1f} {tn / t1:6.2f}")
+            t1, tn = timed_pair(client, urls, args.repeat, **headers)
+            (q1, s1), (qn, sn) = (sql_profile(client, u, **headers) for u in urls)
+            m1, mn = statistics.median(t1), statistics.median(tn)
+            print(
+                f"{label + ', ' + kind:30} {m1 * 1000:10.1f} {p95(t1) * 1000:6.1f} "
+                f"{mn * 1000:13.1f} {p95(tn) * 1000:6.1f} {mn / m1:9.2f} {p95(tn) / p95(t1):5.2f}"
+                f"   {q1}, {s1:.1f} / {qn}, {sn:.1f}"
+            )
 
 
 if __name__ == "__main__":

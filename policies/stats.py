@@ -113,8 +113,22 @@ def mcnemar_exact(rescues: int, harms: int) -> float:
     if n == 0:
         return 1.0
     k = min(rescues, harms)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
-    return min(1.0, 2.0 * tail)
+    if n < 1024:
+        tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
+        return min(1.0, 2.0 * tail)
+    # 2.0**n overflows a float from n = 1,024 discordant pairs (a 100k-trace run has more):
+    # P[X = k] as one integer ratio (int / int is correctly rounded; it underflows to 0.0 where
+    # the p-value is below any float), times the sum of C(n, i) / C(n, k) for i ≤ k, which
+    # shrink geometrically away from k — summed in floats until they no longer count.
+    if rescues == harms:
+        return 1.0  # 2·P[X ≤ n/2] > 1
+    ratio = total = 1.0
+    for i in range(k, 0, -1):
+        ratio *= i / (n - i + 1)
+        total += ratio
+        if ratio < total * 1e-17:
+            break
+    return min(1.0, 2.0 * (math.comb(n, k) / (1 << n)) * total)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -226,6 +226,10 @@ class Trace(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "external_id"], name="trace_unique_id")
         ]
+        # A project's newest (and oldest) trace id in one index lookup: the traces list bounds
+        # its newest-first scan of the primary key with it, which otherwise walks every newer
+        # trace of other projects first (auditor.trace_list.selectors.trace_page).
+        indexes = [models.Index(fields=["project", "id"], name="trace_project_id")]
 
     def __str__(self) -> str:
         return self.external_id

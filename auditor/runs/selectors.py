@@ -62,56 +62,15 @@ def policy_tables(run: AuditRun) -> list[dict]:
     return out
 
 
-def latest_run(*, project) -> AuditRun | None:  # type: ignore[no-untyped-def]
+def latest_run(*, project, runs: QuerySet[AuditRun] | None = None) -> AuditRun | None:  # type: ignore[no-untyped-def]
     """The run the traces list reads transitions from by default: the newest finished one,
-    else the newest at all."""
-    runs = AuditRun.objects.filter(project=project)
+    else the newest at all (of `runs`, the project's runs, when given: the list defers their
+    summaries)."""
+    runs = AuditRun.objects.filter(project=project) if runs is None else runs
     return runs.filter(status=AuditRun.Status.DONE).first() or runs.first()
 
 
 # --- the run page and comparisons ----------------------------------------------------------
-
-
-def transition_matrix(run: AuditRun) -> dict[str, list[list[dict]]]:
-    """Per policy, a 3×3 grid of counts: rows = actor success (yes, no, unknown), columns =
-    guarded success (yes, no, unknown) — the 2×2 of SPEC §5.5 plus the unknowns."""
-    counts: dict[tuple, int] = {}
-    for r in (
-        # not-applicable results are no (actor, guarded) pair: shown apart, never as "same"
-        AuditResult.objects.filter(run=run)
-        .exclude(transition=AuditResult.Transition.NOT_APPLICABLE)
-        .values("policy", "actor_success", "guarded_success")
-        .annotate(n=Count("id"))
-        .order_by()
-    ):
-        counts[(r["policy"], r["actor_success"], r["guarded_success"])] = r["n"]
-    keys = [(True, "success"), (False, "failure"), (None, "unknown")]
-    out = {}
-    for policy in run.policies:
-        grid = []
-        for a, a_name in keys:
-            row = []
-            for g, g_name in keys:
-                kind = (
-                    "rescue"
-                    if (a, g) == (False, True)
-                    else "harm"
-                    if (a, g) == (True, False)
-                    else "same"
-                    if a is not None and a == g
-                    else "unknown"
-                )
-                row.append(
-                    {
-                        "actor": a_name,
-                        "guarded": g_name,
-                        "n": counts.get((policy, a, g), 0),
-                        "kind": kind,
-                    }
-                )
-            grid.append(row)
-        out[policy] = grid
-    return out
 
 
 def effective_settings(run: AuditRun) -> dict[str, object]:

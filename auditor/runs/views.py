@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from auditor.llm.models import RunModelUsage
 from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
 from auditor.llm.store import usage_summary
-from auditor.runs import selectors
+from auditor.runs import run_page, selectors
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
@@ -97,10 +97,12 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The run page; while the run is running, htmx polls it and swaps `#status`."""
-    run = selectors.run_get(user=request.user, run_id=pk)
+    run = run_page.run_page_get(user=request.user, run_id=pk)
+    if run is None:
+        raise Http404("no such audit run")
     project = run.project
     tables = selectors.policy_tables(run) if run.status == AuditRun.Status.DONE else []
-    matrices = selectors.transition_matrix(run) if tables else {}
+    matrices = run_page.transition_matrix(run) if tables else {}
     for t in tables:
         p = t["policy"]
         base = {"run": run.pk, "policy": p}
@@ -125,7 +127,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 for k in selectors.TRANSITIONS
             }
             c["links"]["all"] = _list_url(project.pk, **base, category=c["category"])
-    previous = AuditRun.objects.filter(project=project, pk__lt=run.pk).order_by("-pk").first()
+    # Its id only: a run's summary can be megabytes.
+    previous = (
+        AuditRun.objects.filter(project=project, pk__lt=run.pk).order_by("-pk").only("pk").first()
+    )
     return render_page_or_fragment(
         request,
         "auditor/run.html",

@@ -268,6 +268,30 @@ def test_keyset_pages_have_no_duplicates_or_gaps(client, alice, project):
     assert back.context["prev_url"] is None
 
 
+def test_pages_of_a_project_whose_traces_interleave_with_another_projects(client, alice, project):
+    """Page 1 starts at the project's newest trace id (the bound that spares the scan of other
+    projects' newer traces): ids interleaved with another project's, and the project's newest
+    id in an upload still in progress, every visible trace is listed once, in order."""
+    from traces.models import Project
+
+    client.force_login(alice)
+    other = Project.objects.create(name="other")
+    up, other_up = make_upload(project), make_upload(other, name="o.jsonl")
+    for i in range(PAGE_SIZE + 5):
+        Trace.objects.create(project=project, upload=up, external_id=f"a{i:03d}")
+        Trace.objects.create(project=other, upload=other_up, external_id=f"b{i:03d}")
+    pending = make_upload(project, status=Upload.Status.PENDING, name="p.jsonl")
+    Trace.objects.create(project=project, upload=pending, external_id="hidden")
+    Trace.objects.create(project=other, upload=other_up, external_id="b-newest")
+    first = client.get(list_url(project))
+    second = client.get(
+        reverse("auditor:trace-list", args=[project.pk]) + first.context["next_url"]
+    )
+    expected = [f"a{i:03d}" for i in reversed(range(PAGE_SIZE + 5))]
+    assert ids(first) + ids(second) == expected
+    assert second.context["next_url"] is None
+
+
 def test_hostile_ids_and_model_names_are_escaped(client, alice, project):
     client.force_login(alice)
     up = make_upload(project)

@@ -1,0 +1,132 @@
+"""The run page's reads, at the cost of a page whatever the run's size (SPEC §9: p95 < 300 ms at
+100k results): the run with its summary less the annotation queues, and each policy's
+transition matrix, counted once per version of the run (both cached).
+
+At 100,000 traces (bench/run_page.py) the page took 0.8 s: the summary is 8 MB, nearly all of it
+the annotation queues (one entry per unknown result) that the page never shows, decoded on every
+request; and the matrix was a GROUP BY over the run's 400,000 results, 370 ms, on every request."""
+
+from __future__ import annotations
+
+import orjson
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count
+from django.db.models.expressions import RawSQL
+
+from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.selectors import run_list
+
+# Where a summary may keep each policy's matrix counts, beside the tables of
+# auditor.runs.summary (which does not yet: computing them there, once per summary, would spare
+# the first view after each summary its count — 0.4 s at 100k traces).
+MATRIX_KEY = "transition_matrix"
+
+
+def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-untyped-def]
+    """The run, scoped to the user, with `summary` less every policy's annotation queue (the
+    page shows no queue; the annotation pages read their own).
+
+    Cut down in the database — which still reads all of it, 50 ms at 8 MB — and cached under
+    the row's version (xmin and cmin: the transaction and the command in it that wrote this
+    version of the row, so every UPDATE of the run gives a new one — and every change to its
+    results ends by writing its summary), so a run unchanged since is read once. Other
+    databases (SQLite, for development) read the whole summary."""
+    if connection.vendor != "postgresql":
+        return run_list(user=user).filter(pk=run_id).first()
+    run = (
+        run_list(user=user)
+        .defer("summary")
+        .annotate(
+            row_version=RawSQL(
+                "auditor_auditrun.xmin::text || '.' || auditor_auditrun.cmin::text", ()
+            )
+        )
+        .filter(pk=run_id)
+        .first()
+    )
+    if run is None:
+        return None
+    key = f"ta:run-page-summary:{run.pk}:{run.row_version}"  # type: ignore[attr-defined]
+    summary = cache.get(key)
+    if summary is None:
+        with connection.cursor() as cur:
+            cur.execute(
+                """SELECT (SELECT jsonb_object_agg(key, CASE WHEN jsonb_typeof(value) = 'object'
+                                                  THEN value - 'annotation_queue' ELSE value END)
+                           FROM jsonb_each(summary))::text
+                   FROM auditor_auditrun WHERE id = %s""",
+                [run.pk],
+            )
+            row = cur.fetchone()
+        summary = orjson.loads(row[0]) if row and row[0] else {}
+        cache.set(key, summary, 24 * 3600)
+    run.summary = summary
+    return run
+
+
+def _count(run: AuditRun) -> dict[str, list[list]]:
+    out: dict[str, list[list]] = {p: [] for p in run.policies}
+    for r in (
+        # not-applicable results are no (actor, guarded) pair: shown apart, never as "same"
+        AuditResult.objects.filter(run=run)
+        .exclude(transition=AuditResult.Transition.NOT_APPLICABLE)
+        .values("policy", "actor_success", "guarded_success")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        if r["policy"] in out:
+            out[r["policy"]].append([r["actor_success"], r["guarded_success"], r["n"]])
+    return out
+
+
+def matrix_counts(run: AuditRun) -> dict[str, list[list]]:
+    """Per policy: [actor_success, guarded_success, n] of its applicable results — from the
+    summary when its writer kept them there, else counted once per version of the run's row
+    (see run_page_get: a change to the results ends with a new summary, so a new version)."""
+    summary = run.summary or {}
+    stored = {p: (summary.get(p) or {}).get(MATRIX_KEY) for p in run.policies}
+    if all(isinstance(v, list) for v in stored.values()):
+        return stored  # type: ignore[return-value]
+    version = getattr(run, "row_version", None)
+    if version is None:
+        return _count(run)
+    key = f"ta:run-page-matrix:{run.pk}:{version}"
+    counts = cache.get(key)
+    if counts is None:
+        counts = _count(run)
+        cache.set(key, counts, 24 * 3600)
+    return counts
+
+
+def transition_matrix(run: AuditRun) -> dict[str, list[list[dict]]]:
+    """Per policy, a 3×3 grid of counts: rows = actor success (yes, no, unknown), columns =
+    guarded success (yes, no, unknown) — the 2×2 of SPEC §5.5 plus the unknowns."""
+    counts = {(policy, a, g): n for policy, rows in matrix_counts(run).items() for a, g, n in rows}
+    keys = [(True, "success"), (False, "failure"), (None, "unknown")]
+    out = {}
+    for policy in run.policies:
+        grid = []
+        for a, a_name in keys:
+            row = []
+            for g, g_name in keys:
+                kind = (
+                    "rescue"
+                    if (a, g) == (False, True)
+                    else "harm"
+                    if (a, g) == (True, False)
+                    else "same"
+                    if a is not None and a == g
+                    else "unknown"
+                )
+                row.append(
+                    {
+                        "actor": a_name,
+                        "guarded": g_name,
+                        "n": counts.get((policy, a, g), 0),
+                        "kind": kind,
+                    }
+                )
+            grid.append(row)
+        out[policy] = grid
+    return out
