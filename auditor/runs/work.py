@@ -4,6 +4,7 @@ one transaction per batch, and finish the run once no trace is pending."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -130,9 +131,7 @@ def audit_chunk_process(
         done += len(part)
         # The run page's done count moves by the items this batch took out of pending — not a
         # count of the run's items per batch, which grows with the run (O(n²) at 10⁵ traces).
-        job_heartbeat(
-            AuditRun.objects.filter(pk=run.pk), traces_done=F("traces_done") + finished
-        )
+        job_heartbeat(AuditRun.objects.filter(pk=run.pk), traces_done=F("traces_done") + finished)
         if progress is not None:
             progress(done, len(pending))
     finish_if_complete(run.pk)
@@ -200,7 +199,11 @@ def finish_if_complete(run_id: int) -> bool:
         done=Count("id", filter=~Q(status=AuditItem.Status.PENDING)),
         errors=Count("id", filter=Q(status=AuditItem.Status.ERROR)),
     )
-    summary = audit_run_summary(AuditRun.objects.get(pk=run_id))
+    run = AuditRun.objects.get(pk=run_id)
+    t0 = time.perf_counter()
+    summary = audit_run_summary(run)
+    # the summary's own time beside the start's (benchmarks and slow-run reports read it)
+    timings = {**(run.timings or {}), "summary_s": round(time.perf_counter() - t0, 3)}
     now = timezone.now()
     finished = bool(
         AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.RUNNING).update(
@@ -208,6 +211,7 @@ def finish_if_complete(run_id: int) -> bool:
             finished_at=now,
             heartbeat_at=now,
             summary=summary,
+            timings=timings,
             traces_done=counts["done"],
             error_count=counts["errors"],
         )
