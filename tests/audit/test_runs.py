@@ -126,10 +126,45 @@ def test_a_failing_trace_is_recorded_and_can_be_retried(project, monkeypatch):
     assert audit_run_retry_errors(run=run) == 1
     run.refresh_from_db()
     assert run.status == "running"
+    assert run.traces_done == 199  # the retried trace is pending again
     audit_chunk_process(run_id=run.pk, trace_ids=[item.trace_id])
     run.refresh_from_db()
-    assert (run.status, run.error_count) == ("done", 0)
+    assert (run.status, run.error_count, run.traces_done) == ("done", 0, 200)
     assert AuditResult.objects.filter(run=run).count() == 200
+
+
+def test_the_done_count_moves_once_per_batch_with_the_items_done(project):
+    """The run page's done/total comes from traces_done, which each batch moves by the items it
+    finished (no count of the run's items per batch); the progress callback sees the same."""
+    ingest_file(project, SYCON)
+    run = audit_run_create(project=project, policies=["commit"], environment="none", enqueue=False)
+    seen = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total, AuditRun.objects.get(pk=run.pk).traces_done))
+
+    audit_run_start(run_id=run.pk, inline=True, progress=progress)
+    assert seen == [(d, 200, d) for d in range(50, 201, 50)]  # one call per 50-trace batch
+    run.refresh_from_db()
+    assert (run.status, run.traces_done) == ("done", 200)
+    # a redelivered chunk finds nothing pending and moves nothing
+    audit_chunk_process(run_id=run.pk, trace_ids=list(run.items.values_list("trace_id", flat=True)))
+    run.refresh_from_db()
+    assert run.traces_done == 200
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_inline_cli_shows_a_progress_bar_when_asked(project, capsys, flag):
+    """`audit --inline --progress` draws a bar on stderr; without the flag and with stderr not
+    a terminal (as here), nothing is drawn — stdout keeps the report either way."""
+    from django.core.management import call_command
+
+    ingest_file(project, SYCON)
+    args = ["audit", "--project", project.name, "--policies", "commit", "--inline"]
+    call_command(*args, *(["--progress"] if flag else []))
+    out, err = capsys.readouterr()
+    assert "200 traces, 0 errors" in out
+    assert ("200/200" in err) is flag and "200/200" not in out
 
 
 def test_settings_are_checked_before_the_run_starts(project):
