@@ -157,9 +157,11 @@ def audit_run_start(
     run = AuditRun.objects.select_related("project").get(pk=run_id)
     t0 = time.perf_counter()
     ids = list(run_traces(run).order_by("id").values_list("id", flat=True))
-    AuditItem.objects.bulk_create(
-        [AuditItem(run=run, trace_id=i) for i in ids], ignore_conflicts=True, batch_size=5000
-    )
+    for start in range(0, len(ids), 5000):  # built a slice at a time: 10⁵ items are ~100 MB
+        AuditItem.objects.bulk_create(
+            [AuditItem(run=run, trace_id=i) for i in ids[start : start + 5000]],
+            ignore_conflicts=True,
+        )
     AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
     if "vrr" in run.policies and not run.settings.get("vrr", {}).get("params"):
         run_calibrate(run, ids)

@@ -91,6 +91,31 @@ def test_ldb_vrr_run_calibrates_from_visible_tests(project):
     assert results.filter(actor_success=True).count() == solved
 
 
+def test_calibration_read_in_parts_equals_the_whole_groups(project, settings):
+    """run_calibrate keeps each group's observations, not its events, a part at a time: the
+    parameters, intervals and bootstrap samples equal those calibrated from all the group's
+    traces at once (each trace keeps its loop index, which the bootstrap resamples by)."""
+    from auditor.runs.calibration import verifier_of
+    from policies.jsonsafe import json_safe
+    from policies.trace import Trace as PTrace
+    from policies.vrr_calibration import calibrate, observations_from_traces
+    from traces.models import Trace
+    from traces.selectors import load_events
+
+    ingest_file(project, LDB)
+    run = run_inline(project, policies=["vrr"], environment="none")
+    [cal] = Calibration.objects.filter(run=run)
+    ids = list(Trace.objects.filter(project=project).order_by("id").values_list("id", flat=True))
+    events = load_events(ids)
+    group = [e for e in events.values() if verifier_of(e) == cal.verifier and e]
+    obs, transitions = observations_from_traces([PTrace.from_events(e) for e in group])
+    whole = calibrate(obs, transitions, n_boot=settings.TA_CALIBRATION_BOOTSTRAP, seed=0)
+    expected = json_safe({**whole.to_dict(), "samples": [x.to_dict() for x in whole.samples]})
+    assert cal.traces == len(group) and cal.observations == whole.n_observations
+    stored = {k: v for k, v in cal.params.items() if k != "not_applicable"}  # run_calibrate's note
+    assert stored == json.loads(json.dumps(expected))
+
+
 def test_rerunning_a_finished_run_adds_nothing(project):
     ingest_file(project, SYCON)
     run = run_inline(project, policies=["checklist", "commit"], environment="none")
