@@ -84,6 +84,12 @@ def main() -> None:
     parser.add_argument("--llm", action="store_true", help="no model vs llm judge, cache hits")
     parser.add_argument("--repeat", type=int, default=1, help="best of N (runs and baselines)")
     parser.add_argument(
+        "--processes",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[1, 2],
+        help="worker processes per run, in order (default 1,2)",
+    )
+    parser.add_argument(
         "--baseline-traces", type=int, default=4000, help="policies-only baselines on this many"
     )
     args = parser.parse_args()
@@ -156,7 +162,7 @@ def main() -> None:
     rates: dict[int, float] = {}
     calibrated = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for concurrency in (1, 2):
+        for concurrency in args.processes:
             # Best of --repeat runs, alternating with nothing: each run is a fresh AuditRun.
             for attempt in range(args.repeat):
                 log = Path(tmp) / f"worker{concurrency}-{attempt}.log"
@@ -184,10 +190,11 @@ def main() -> None:
                 f"  ({rates[concurrency] / baseline:.2f} of policies-only, "
                 f"{rates[concurrency] / calibrated:.2f} of calibrated policies-only)"
             )
-    print(
-        f"scaling 1 -> 2 processes: {rates[2] / rates[1]:.2f}x (the machine has "
-        f"{os.cpu_count()} cores, shared with PostgreSQL and Redis)"
-    )
+    if {1, 2} <= set(rates):
+        print(
+            f"scaling 1 -> 2 processes: {rates[2] / rates[1]:.2f}x (the machine has "
+            f"{os.cpu_count()} cores, shared with PostgreSQL and Redis)"
+        )
     project.delete()
 
 
