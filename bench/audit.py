@@ -4,13 +4,15 @@ policies-only figure measured in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/trace_auditor_bench \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/10 \\
-        .venv/bin/python bench/audit.py [--traces 4000] [--events 50]
+        .venv/bin/python bench/audit.py [--traces 4000] [--events 50] [--repeat 2]
 
 Ingests N synthetic 50-event traces (the policies benchmark's mix), then:
 - policies only: `Auditor.audit` over the same events, in this process (no database);
 - end to end: an audit run of all four policies, from creation to done, with a Celery worker
   of 1 and then 2 processes (`--concurrency`): claim, load events, audit, store results,
-  summarise.
+  summarise. Best of --repeat runs each; per run, the peak RSS of each worker pool process
+  (VmHWM from /proc, read before the worker stops) and the summary's seconds; after the first,
+  the database bytes per trace of its results.
 
 With `--llm` (instead of the 1 → 2 scaling): one worker process, three runs of all four
 policies — no model (heuristic judge); the ``llm`` judge against the scripted server of
@@ -80,6 +82,16 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=4000)
     parser.add_argument("--events", type=int, default=50)
     parser.add_argument("--llm", action="store_true", help="no model vs llm judge, cache hits")
+    parser.add_argument("--repeat", type=int, default=1, help="best of N (runs and baselines)")
+    parser.add_argument(
+        "--processes",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[1, 2],
+        help="worker processes per run, in order (default 1,2)",
+    )
+    parser.add_argument(
+        "--baseline-traces", type=int, default=4000, help="policies-only baselines on this many"
+    )
     args = parser.parse_args()
 
     import django
@@ -96,27 +108,25 @@ def main() -> None:
 
     import redis as redis_lib
 
-    from auditor.models import AuditRun
-    from auditor.runs.services import audit_run_create
     from policies import POLICIES, Auditor
     from traces.models import Project, Trace
     from traces.search import index_upload
     from traces.selectors import load_events
     from traces.services import upload_create, upload_process
 
-    make_traces = _policies_bench().make_traces
     redis_lib.Redis.from_url(os.environ["CELERY_BROKER_URL"]).flushdb()
     project = Project.objects.create(name=f"bench-audit-{time.time_ns()}")
-    traces = make_traces(args.traces, args.events)
-    data = b"".join(orjson.dumps(e) + b"\n" for t in traces for e in t)
-    up, _ = upload_create(
-        project=project, fileobj=data, filename="bench.jsonl", source="cli", enqueue=False
-    )
-    up = upload_process(upload_id=up.pk)
-    assert up.traces_accepted == args.traces, up.errors[:3]
-    # The search index, here and now: its queued task would otherwise run on the first worker
-    # below, inside the timed audit (it made the 1-process figure ~2x too slow, issue 17).
-    index_upload(up.pk)
+    # In uploads of at most 10,000 traces: 10⁵ traces built at once would not fit in memory.
+    for part in trace_parts(args.traces, args.events):
+        data = b"".join(orjson.dumps(e) + b"\n" for t in part for e in t)
+        up, _ = upload_create(
+            project=project, fileobj=data, filename="bench.jsonl", source="cli", enqueue=False
+        )
+        up = upload_process(upload_id=up.pk)
+        assert up.traces_accepted == len(part), up.errors[:3]
+        # The search index, here and now: its queued task would otherwise run on the first
+        # worker below, inside the timed audit (it made the 1-process figure ~2x too slow).
+        index_upload(up.pk)
     redis_lib.Redis.from_url(os.environ["CELERY_BROKER_URL"]).flushdb()
     # Fresh statistics, as autovacuum would have them shortly after a large ingest (earlier
     # runs' deleted rows otherwise mislead the planner into sequential scans).
@@ -124,37 +134,52 @@ def main() -> None:
         cur.execute("ANALYZE traces_event; ANALYZE traces_trace")
     print(f"{args.traces} traces x {args.events} events ingested")
 
-    ids = list(Trace.objects.filter(project=project).values_list("pk", flat=True))
+    # The policies-only baselines on the first traces (at most --baseline-traces: a rate per
+    # trace; all 10⁵ traces' events would not fit in memory), best of --repeat.
+    ids = list(
+        Trace.objects.filter(project=project)
+        .order_by("pk")
+        .values_list("pk", flat=True)[: args.baseline_traces]
+    )
     events = load_events(ids)
     auditor = Auditor(POLICIES, {}, "heuristic")
-    t0 = time.perf_counter()
-    for tid in ids:
-        auditor.audit(events[tid])
-    baseline = args.traces / (time.perf_counter() - t0)
+    baseline = 0.0
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        for tid in ids:
+            auditor.audit(events[tid])
+        baseline = max(baseline, len(ids) / (time.perf_counter() - t0))
     print(f"policies only (in-process, no database):   {baseline:>8,.0f} traces/s")
 
     if args.llm:
         llm_comparison(project, args.traces)
         project.delete()
         return
-    rates = {}
+    # The results table compacted (earlier benchmarks' deleted rows): its size after the first
+    # run is that run's alone, if no other project's results are kept in this database.
+    with connection.cursor() as cur:
+        cur.execute("VACUUM FULL auditor_auditresult")
+    rates: dict[int, float] = {}
+    calibrated = 0.0
     with tempfile.TemporaryDirectory() as tmp:
-        for concurrency in (1, 2):
-            worker = start_worker(concurrency, Path(tmp) / f"worker{concurrency}.log")
-            try:
-                t0 = time.perf_counter()
-                run = audit_run_create(project=project, environment="none")
-                while AuditRun.objects.get(pk=run.pk).status != "done":
-                    time.sleep(0.05)
-                elapsed = time.perf_counter() - t0
-            finally:
-                os.killpg(worker.pid, 15)
-                worker.wait(timeout=30)
-            run.refresh_from_db()
-            assert run.traces_done == args.traces and run.error_count == 0
-            rates[concurrency] = args.traces / elapsed
+        for concurrency in args.processes:
+            # Best of --repeat runs, alternating with nothing: each run is a fresh AuditRun.
+            for attempt in range(args.repeat):
+                log = Path(tmp) / f"worker{concurrency}-{attempt}.log"
+                run, elapsed, rss = timed_worker_run(project, concurrency, log)
+                assert run.traces_done == args.traces and run.error_count == 0
+                rate = args.traces / elapsed
+                print(
+                    f"  run #{run.pk}: {concurrency} process(es) {rate:,.0f} traces/s; "
+                    f"peak RSS per worker process {', '.join(f'{m:.0f}' for m in rss)} MB; "
+                    f"summary {run.timings.get('summary_s', '?')} s"
+                )
+                rates[concurrency] = max(rates.get(concurrency, 0.0), rate)
+                if concurrency == 1:
+                    calibrated = max(calibrated, calibrated_rate(run, ids, events))
+                    if attempt == 0:
+                        print_sizes(run, args.traces)
             if concurrency == 1:
-                calibrated = calibrated_rate(run, ids, events)
                 print(
                     f"policies only, with the run's VRR calibration: {calibrated:>6,.0f} traces/s"
                     "  (the work the run's auditors do)"
@@ -165,11 +190,91 @@ def main() -> None:
                 f"  ({rates[concurrency] / baseline:.2f} of policies-only, "
                 f"{rates[concurrency] / calibrated:.2f} of calibrated policies-only)"
             )
-    print(
-        f"scaling 1 -> 2 processes: {rates[2] / rates[1]:.2f}x (the machine has "
-        f"{os.cpu_count()} cores, shared with PostgreSQL and Redis)"
-    )
+    if {1, 2} <= set(rates):
+        print(
+            f"scaling 1 -> 2 processes: {rates[2] / rates[1]:.2f}x (the machine has "
+            f"{os.cpu_count()} cores, shared with PostgreSQL and Redis)"
+        )
     project.delete()
+
+
+def trace_parts(count: int, n_events: int, size: int = 10_000):  # type: ignore[no-untyped-def]
+    """bench/policies.py's `make_traces(count, n_events)`, the same traces, in parts."""
+    import random
+
+    kinds = _policies_bench().KINDS
+    rng = random.Random(0)
+    for start in range(0, count, size):
+        stop = min(count, start + size)
+        yield [kinds[i % 4](rng, f"b{i}", n_events) for i in range(start, stop)]
+
+
+def worker_processes(pid: int) -> list[int]:
+    """The worker's pool processes (children of the Celery main process), from /proc."""
+    out = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children = (task / "children").read_text().split()
+        out.extend(int(c) for c in children)
+    return out
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident set size of a live process (VmHWM), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def timed_worker_run(project, concurrency: int, log: Path):  # type: ignore[no-untyped-def]
+    """One audit run from creation to done through a fresh worker of `concurrency` processes:
+    (run, seconds, peak RSS of each pool process in MB, read before the worker stops)."""
+    from auditor.models import AuditRun
+    from auditor.runs.services import audit_run_create
+
+    worker = start_worker(concurrency, log)
+    try:
+        t0 = time.perf_counter()
+        run = audit_run_create(project=project, environment="none")
+        while AuditRun.objects.get(pk=run.pk).status != "done":
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - t0
+        rss = [peak_rss_mb(p) for p in worker_processes(worker.pid)]
+    finally:
+        os.killpg(worker.pid, 15)
+        worker.wait(timeout=30)
+    run.refresh_from_db()
+    return run, elapsed, rss
+
+
+def print_sizes(run, n: int) -> None:  # type: ignore[no-untyped-def]
+    """Database bytes per trace of a run's results: the rows themselves (pg_column_size, with
+    their TOAST-compressed jsonb) and the results table with its indexes and TOAST (compacted
+    before the first run, so it holds this run's rows only)."""
+    from django.db import connection
+
+    from auditor.models import AuditResult
+
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT sum(pg_column_size(r.*)), sum(pg_column_size(r.record)), "
+            "sum(coalesce(pg_column_size(r.guarded_trajectory), 0)) "
+            "FROM auditor_auditresult r WHERE run_id = %s",
+            [run.pk],
+        )
+        rows, records, trajectories = cur.fetchone()
+        cur.execute("SELECT pg_total_relation_size('auditor_auditresult')")
+        (table,) = cur.fetchone()
+    whole = (
+        f"{table / n:,.0f} B"
+        if not AuditResult.objects.exclude(run=run).exists()
+        else "not measured (the database holds other runs' results)"
+    )
+    print(
+        f"database per trace: result rows {rows / n:,.0f} B (records {records / n:,.0f} B, "
+        f"guarded trajectories {trajectories / n:,.0f} B); results table with indexes and "
+        f"TOAST {whole}"
+    )
 
 
 def calibrated_rate(run, ids, events) -> float:  # type: ignore[no-untyped-def]

@@ -113,22 +113,22 @@ def mcnemar_exact(rescues: int, harms: int) -> float:
     if n == 0:
         return 1.0
     k = min(rescues, harms)
-    if n < 1024:
+    if 2 * k >= n:  # b = c: P[X ≤ n/2] > ½
+        return 1.0
+    if n <= 1023:  # 2.0**n is a float up to here
         tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
         return min(1.0, 2.0 * tail)
-    # 2.0**n overflows a float from n = 1,024 discordant pairs (a 100k-trace run has more):
-    # P[X = k] as one integer ratio (int / int is correctly rounded; it underflows to 0.0 where
-    # the p-value is below any float), times the sum of C(n, i) / C(n, k) for i ≤ k, which
-    # shrink geometrically away from k — summed in floats until they no longer count.
-    if rescues == harms:
-        return 1.0  # 2·P[X ≤ n/2] > 1
-    ratio = total = 1.0
-    for i in range(k, 0, -1):
-        ratio *= i / (n - i + 1)
-        total += ratio
-        if ratio < total * 1e-17:
-            break
-    return min(1.0, 2.0 * (math.comb(n, k) / (1 << n)) * total)
+    # Large runs (issue 17: a 10⁵-trace run has thousands of discordant pairs, where 2.0**n
+    # overflowed): integers throughout, int / int rounds once. From C(n, k) down, the terms
+    # fall (k < n/2), and the sum stops once what is left (≤ n times the current term) is
+    # below 2⁻⁶⁰ of it — under a float's precision — instead of summing all k + 1 terms.
+    term = total = math.comb(n, k)
+    i = k
+    while i > 0 and term * (n + 1) > total >> 60:
+        term = term * i // (n - i + 1)  # C(n, i - 1), exact
+        total += term
+        i -= 1
+    return min(1.0, 2.0 * (total / (1 << n)))
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings as django_settings
@@ -23,7 +24,7 @@ from policies.jsonsafe import json_safe
 from policies.labels import CandidateLabel, LabelKey, apply_labels
 from policies.sandbox import SandboxSettings
 from policies.trace import Trace as PTrace
-from policies.vrr_calibration import calibrate, observations_from_traces
+from policies.vrr_calibration import VoteObservation, calibrate, observations_from_traces
 from traces.models import Event, Trace
 from traces.selectors import load_events
 
@@ -73,6 +74,30 @@ def _has_hidden_tests(events: list[dict]) -> bool:
     return bool(labels.get("hidden_tests"))
 
 
+class _Group:
+    """One (model, verifier) group's calibration input, read a part of the run at a time: its
+    vote observations and transitions, not its traces' events — at 10⁵ traces those held the
+    start's worker at 1.3 GB (issue 17). The events are kept only to execute candidates."""
+
+    def __init__(self) -> None:
+        self.obs: list[VoteObservation] = []
+        self.transitions: list[tuple[bool, bool]] = []
+        self.events: list[list[dict]] = []
+        self.traces = 0
+        self.hidden_tests = False
+
+    def add(self, events: list[dict], *, keep: bool) -> None:
+        if keep:  # executed labels change the observations: computed after execution
+            self.events.append(events)
+        else:
+            obs, transitions = observations_from_traces([PTrace.from_events(events)])
+            # the trace's index in its group, as observations_from_traces over the whole group
+            self.obs.extend(replace(o, loop=self.traces) for o in obs)
+            self.transitions.extend(transitions)
+        self.hidden_tests = self.hidden_tests or _has_hidden_tests(events)
+        self.traces += 1
+
+
 def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
     verification votes (SPEC §5.3 calibration), after executing code candidates when the
@@ -82,22 +107,26 @@ def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
         Event.objects.filter(trace_id__in=trace_ids, type="verification")
         .values_list("trace_id", flat=True)
         .distinct()
+        # in trace order: the bootstrap resamples loops by their index in the group, and an
+        # unordered DISTINCT came back in another order once the plan changed (10⁵ traces)
+        .order_by("trace_id")
     )
-    groups: dict[tuple[str, str], list[list[dict]]] = defaultdict(list)
+    groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
     models = dict(Trace.objects.filter(pk__in=with_votes).values_list("pk", "model"))
     for start in range(0, len(with_votes), 500):
         part = with_votes[start : start + 500]
         for tid, events in load_events(part).items():
-            groups[(models.get(tid) or "", verifier_of(events))].append(events)
+            groups[(models.get(tid) or "", verifier_of(events))].add(events, keep=execute)
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
+        obs, transitions = group.obs, group.transitions
         if execute:
             labels, counts = execute_hidden_tests(
-                group, sandbox_settings(), workers=django_settings.TA_SANDBOX_WORKERS
+                group.events, sandbox_settings(), workers=django_settings.TA_SANDBOX_WORKERS
             )
-            group = [label_events(events, labels) for events in group]
+            labelled = [label_events(events, labels) for events in group.events]
             execution = {"counts": counts, "labelled": len(labels), "labels": _encode(labels)}
-        obs, transitions = observations_from_traces([PTrace.from_events(e) for e in group])
+            obs, transitions = observations_from_traces([PTrace.from_events(e) for e in labelled])
         if not obs:
             continue
         cal = calibrate(obs, transitions, n_boot=django_settings.TA_CALIBRATION_BOOTSTRAP, seed=0)
@@ -106,11 +135,11 @@ def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
         if execution is not None:
             params["execution"] = execution
         unidentified = any(math.isnan(getattr(cal.params, k)) for k in ("alpha", "beta"))
-        if not execute and unidentified and any(_has_hidden_tests(e) for e in group):
+        if not execute and unidentified and group.hidden_tests:
             params["not_applicable"] = NO_EXECUTION_LABELS
         Calibration.objects.update_or_create(
             run=run,
             model=model,
             verifier=verifier,
-            defaults={"traces": len(group), "observations": cal.n_observations, "params": params},
+            defaults={"traces": group.traces, "observations": cal.n_observations, "params": params},
         )

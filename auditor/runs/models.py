@@ -14,7 +14,8 @@ from traces.models import Project, Trace
 __all__ = ["DECISION_FIELDS", "AuditItem", "AuditResult", "AuditRun", "Calibration"]
 
 # A policy's decision as AuditResult stores it: the keys of policies' PolicyResult.to_dict()
-# that are columns here (besides guarded_trajectory, which only the trace page reads). Written
+# that are columns here (besides guarded_trajectory and guarded_from, which only the trace page
+# and annotation read, through auditor.runs.trajectory.full_trajectory). Written
 # once: storing results, the run tables, annotation queues and exports all read this list.
 DECISION_FIELDS = (
     "applied",
@@ -125,7 +126,10 @@ class AuditResult(models.Model):
     transition = models.CharField(max_length=16, choices=Transition.choices)
     continuation = models.CharField(max_length=12)
     record = models.JSONField()
+    # The guarded trajectory from index guarded_from on (auditor.runs.trajectory rebuilds the
+    # whole from the trace's events); guarded_from NULL: a full copy, as rows stored before.
     guarded_trajectory = models.JSONField(null=True, blank=True)
+    guarded_from = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

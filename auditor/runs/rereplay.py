@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from auditor.runs.store import result_row
 from auditor.runs.summary import audit_run_summary
 from auditor.runs.work import AuditorCache
 from policies import Judge
@@ -22,7 +23,8 @@ def rereplay_trace(
     policies' results and the run's settings are untouched). Call inside a transaction."""
     trace = Trace.objects.only("pk", "model", "header").get(pk=trace_id)
     auditors = AuditorCache(run, judge)
-    events = label_events(load_events([trace_id])[trace_id], auditors.executed)
+    stored = load_events([trace_id])[trace_id]
+    events = label_events(stored, auditors.executed)
     auditor = auditors.for_trace(trace.header or {}, trace.model, events)
     if auditors.backend is not None:
         events, _ = auditors.backend.prepare(events, run.policies)
@@ -30,9 +32,9 @@ def rereplay_trace(
     for name in policies:
         if name not in results:
             continue
-        d = results[name].to_dict()
+        row = result_row(run.pk, trace_id, name, results[name].to_dict(), stored)
         AuditResult.objects.filter(run=run, trace_id=trace_id, policy=name).update(
-            guarded_trajectory=d["guarded_trajectory"], **{f: d[f] for f in DECISION_FIELDS}
+            **{f: row[f] for f in ("guarded_trajectory", "guarded_from", *DECISION_FIELDS)}
         )
     if auditors.backend is not None:
         auditors.backend.flush()

@@ -11,12 +11,14 @@ from typing import Any
 import orjson
 from django.conf import settings as django_settings
 from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from auditor.llm.settings import check_judge_and_model, normalise_judge
 from auditor.runs.calibration import run_calibrate
 from auditor.runs.models import AuditItem, AuditRun
-from auditor.runs.work import audit_chunk_process, finish_if_complete
+from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
 from policies import POLICIES, Auditor
 from traces.models import Project, Trace, Upload
@@ -144,17 +146,22 @@ def run_traces(run: AuditRun):  # type: ignore[no-untyped-def]
     return qs
 
 
-def audit_run_start(*, run_id: int, inline: bool = False) -> AuditRun | None:
+def audit_run_start(
+    *, run_id: int, inline: bool = False, progress: Progress | None = None
+) -> AuditRun | None:
     """Claim the run, create one item per trace, calibrate VRR, and queue the chunks (or, inline,
-    process them here). Idempotent: a second call finds the run already claimed."""
+    process them here, calling ``progress(done, total)`` after each batch). Idempotent: a
+    second call finds the run already claimed."""
     if not job_claim(AuditRun, run_id):
         return None
     run = AuditRun.objects.select_related("project").get(pk=run_id)
     t0 = time.perf_counter()
     ids = list(run_traces(run).order_by("id").values_list("id", flat=True))
-    AuditItem.objects.bulk_create(
-        [AuditItem(run=run, trace_id=i) for i in ids], ignore_conflicts=True, batch_size=5000
-    )
+    for start in range(0, len(ids), 5000):  # built a slice at a time: 10⁵ items are ~100 MB
+        AuditItem.objects.bulk_create(
+            [AuditItem(run=run, trace_id=i) for i in ids[start : start + 5000]],
+            ignore_conflicts=True,
+        )
     AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
     if "vrr" in run.policies and not run.settings.get("vrr", {}).get("params"):
         run_calibrate(run, ids)
@@ -163,7 +170,7 @@ def audit_run_start(*, run_id: int, inline: bool = False) -> AuditRun | None:
     if not ids:
         finish_if_complete(run.pk)
     elif inline:
-        audit_chunk_process(run_id=run.pk, trace_ids=ids)
+        audit_chunk_process(run_id=run.pk, trace_ids=ids, progress=progress)
     else:
         transaction.on_commit(lambda: _enqueue_chunks(run, ids))
     run.refresh_from_db()
@@ -179,11 +186,15 @@ def audit_run_retry_errors(*, run: AuditRun) -> int:
     if not ids:
         return 0
     with transaction.atomic():
-        AuditItem.objects.filter(run=run, trace_id__in=ids).update(
-            status=AuditItem.Status.PENDING, error=""
-        )
+        n = AuditItem.objects.filter(
+            run=run, trace_id__in=ids, status=AuditItem.Status.ERROR
+        ).update(status=AuditItem.Status.PENDING, error="")
+        # traces_done counts the items out of pending (the workers add theirs per batch)
         AuditRun.objects.filter(pk=run.pk).update(
-            status=AuditRun.Status.RUNNING, finished_at=None, heartbeat_at=timezone.now()
+            status=AuditRun.Status.RUNNING,
+            finished_at=None,
+            heartbeat_at=timezone.now(),
+            traces_done=Greatest(F("traces_done") - n, 0),
         )
         transaction.on_commit(lambda: _enqueue_chunks(run, ids))
     return len(ids)

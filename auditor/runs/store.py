@@ -18,6 +18,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from auditor.runs.models import DECISION_FIELDS, AuditResult
+from auditor.runs.trajectory import split_trajectory
 
 #: The columns a result row is written with, in COPY order.
 COLUMNS = (
@@ -26,18 +27,25 @@ COLUMNS = (
     "policy",
     *DECISION_FIELDS,
     "guarded_trajectory",
+    "guarded_from",
     "created_at",
 )
 _JSON_COLUMNS = frozenset({"record", "guarded_trajectory"})
 
 
-def result_row(run_id: int, trace_id: int, name: str, d: dict[str, Any]) -> dict[str, Any]:
-    """One policy's `PolicyResult.to_dict()` as the values of a result row (no created_at)."""
+def result_row(
+    run_id: int, trace_id: int, name: str, d: dict[str, Any], events: Sequence[Any]
+) -> dict[str, Any]:
+    """One policy's `PolicyResult.to_dict()` as the values of a result row (no created_at).
+    ``events``: the trace's stored event payloads in order (`traces.selectors.load_events`):
+    the guarded trajectory is stored as its suffix after their common prefix."""
+    start, suffix = split_trajectory(events, d["guarded_trajectory"])
     return {
         "run_id": run_id,
         "trace_id": trace_id,
         "policy": name,
-        "guarded_trajectory": d["guarded_trajectory"],
+        "guarded_trajectory": suffix,
+        "guarded_from": start,
         **{f: d[f] for f in DECISION_FIELDS},
     }
 

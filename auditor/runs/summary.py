@@ -7,7 +7,9 @@ from typing import Any
 
 import orjson
 from django.conf import settings as django_settings
+from django.db import connection
 from django.db.models import Count, Q, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from auditor.llm.models import RunModelUsage
@@ -31,7 +33,7 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
         rows = list(
             AuditResult.objects.filter(run=run, policy=policy)
             .order_by("trace_id")
-            .annotate(record_text=Cast("record", TextField()))
+            .annotate(record_text=_record_text(policy))
             .values("trace_id", "record_text", *fields)
         )
         if not rows:
@@ -47,6 +49,32 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
         if policy == "twincheck":  # the paper's per-certificate table and Fig. 2 (gate AUC/AP)
             out[policy]["report"] = twincheck_report(results, cats, n_boot=n_boot)
     return out
+
+
+# What the run tables read of a checklist feedback event (policies.paper_tables and
+# checklist_metrics). A checklist record carries its feedback events whole (~30 keys each) and a
+# claims timeline the tables never read: most of a run's record bytes, so decoding them was most
+# of the summary's time (issue 17). PostgreSQL projects them before sending; a test pins the
+# tables to those of the full records.
+FEEDBACK_KEYS = ("before", "after", "guarded_after", "valid", "not_applicable")
+FEEDBACK_KEYS += ("actor_class", "guarded_class")
+
+
+def _record_text(policy: str) -> Any:
+    """The record as text for the summary (the whole record, but for the checklist's)."""
+    if policy != "checklist" or connection.vendor != "postgresql":
+        return Cast("record", TextField())
+    pairs = ", ".join(f"'{k}', e->'{k}'" for k in FEEDBACK_KEYS)
+    events = (
+        f"(SELECT jsonb_agg(jsonb_build_object({pairs}) ORDER BY i) "
+        "FROM jsonb_array_elements(record->'feedback_events') WITH ORDINALITY AS f(e, i))"
+    )
+    return RawSQL(
+        "(CASE WHEN jsonb_typeof(record->'feedback_events') = 'array' "
+        f"THEN jsonb_set(record - 'timeline', '{{feedback_events}}', COALESCE({events}, '[]')) "
+        "ELSE record - 'timeline' END)::text",
+        [],
+    )
 
 
 def audit_run_counts(run: AuditRun) -> dict[str, Any]:

@@ -4,7 +4,8 @@ one transaction per batch, and finish the run once no trace is pending."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 #: Sent once, by whichever process finishes a run (``run``: the AuditRun). Annotation listens
 #: (TwinCheck's human gate opens its pair queue) without runs importing annotation.
 run_finished = Signal()
+
+#: ``progress(traces done, traces to do)`` of one chunk, after each batch.
+Progress = Callable[[int, int], None]
 
 
 class AuditorCache:
@@ -84,10 +88,13 @@ class AuditorCache:
         return None
 
 
-def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
+def audit_chunk_process(
+    *, run_id: int, trace_ids: Sequence[int], progress: Progress | None = None
+) -> int:
     """Audit the still-pending traces among `trace_ids`. Safe to run twice, or at the same
     time as a redelivered copy: results are keyed (run, trace, policy) and inserted with
-    ignore_conflicts, and an item is marked done only with its results."""
+    ignore_conflicts, and an item is marked done only with its results. ``progress(done,
+    total)`` is called after each batch (the CLI's bar for an inline run)."""
     run = AuditRun.objects.filter(pk=run_id).first()
     if run is None or run.status != AuditRun.Status.RUNNING:
         return 0
@@ -127,18 +134,17 @@ def audit_chunk_process(*, run_id: int, trace_ids: Sequence[int]) -> int:
         if auditors.backend is not None:
             auditors.backend.prefetch(part)
         try:
-            _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
+            finished = _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
         finally:
             if auditors.backend is not None:
                 auditors.backend.flush()
         del events_by_trace  # before the next batch's are loaded, not after
         done += len(part)
-        job_heartbeat(
-            AuditRun.objects.filter(pk=run.pk),
-            traces_done=AuditItem.objects.filter(run=run)
-            .exclude(status=AuditItem.Status.PENDING)
-            .count(),
-        )
+        # The run page's done count moves by the items this batch took out of pending — not a
+        # count of the run's items per batch, which grows with the run (O(n²) at 10⁵ traces).
+        job_heartbeat(AuditRun.objects.filter(pk=run.pk), traces_done=F("traces_done") + finished)
+        if progress is not None:
+            progress(done, len(pending))
     finish_if_complete(run.pk)
     return done
 
@@ -148,14 +154,16 @@ def _audit_batch(
     traces: list[Trace],
     events_by_trace: dict[int, list[dict]],
     auditors: AuditorCache,
-) -> None:
+) -> int:
     """Audit a batch of traces and store their results in one transaction (one COPY, one
-    update), so the database round trips do not dominate the policies' own work."""
+    update), so the database round trips do not dominate the policies' own work. Returns how
+    many of its items left pending here (not those a redelivered copy finished first)."""
     rows: list[dict[str, Any]] = []
     done: list[int] = []
     failed: list[tuple[int, str]] = []
     for trace in traces:
-        events = label_events(events_by_trace[trace.pk], auditors.executed)
+        stored = events_by_trace[trace.pk]  # as the database holds them: see result_row
+        events = label_events(stored, auditors.executed)
         try:
             header = {"env": {"name": trace.env_name}} if trace.env_name else {}
             auditor = auditors.for_trace(header, trace.model, events)
@@ -171,18 +179,19 @@ def _audit_batch(
             failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
             continue
         for name, res in results.items():
-            rows.append(result_row(run.pk, trace.pk, name, res.to_dict()))
+            rows.append(result_row(run.pk, trace.pk, name, res.to_dict(), stored))
         done.append(trace.pk)
     pending = AuditItem.objects.filter(run=run, status=AuditItem.Status.PENDING)
     with transaction.atomic():
         store_results(rows)
-        pending.filter(trace_id__in=done).update(
+        finished = pending.filter(trace_id__in=done).update(
             status=AuditItem.Status.DONE, error="", attempts=F("attempts") + 1
         )
         for trace_id, error in failed:
-            pending.filter(trace_id=trace_id).update(
+            finished += pending.filter(trace_id=trace_id).update(
                 status=AuditItem.Status.ERROR, error=error, attempts=F("attempts") + 1
             )
+    return finished
 
 
 def _model_refs(results: dict, elicited: dict | None, recheck: list[dict]) -> None:
@@ -202,7 +211,11 @@ def finish_if_complete(run_id: int) -> bool:
         done=Count("id", filter=~Q(status=AuditItem.Status.PENDING)),
         errors=Count("id", filter=Q(status=AuditItem.Status.ERROR)),
     )
-    summary = audit_run_summary(AuditRun.objects.get(pk=run_id))
+    run = AuditRun.objects.get(pk=run_id)
+    t0 = time.perf_counter()
+    summary = audit_run_summary(run)
+    # the summary's own time beside the start's (benchmarks and slow-run reports read it)
+    timings = {**(run.timings or {}), "summary_s": round(time.perf_counter() - t0, 3)}
     now = timezone.now()
     finished = bool(
         AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.RUNNING).update(
@@ -210,6 +223,7 @@ def finish_if_complete(run_id: int) -> bool:
             finished_at=now,
             heartbeat_at=now,
             summary=summary,
+            timings=timings,
             traces_done=counts["done"],
             error_count=counts["errors"],
         )

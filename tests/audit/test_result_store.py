@@ -14,6 +14,7 @@ from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.store import result_row, store_results
 from auditor.runs.summary import audit_run_summary
+from auditor.runs.trajectory import full_trajectory, split_trajectory
 from auditor.runs.work import AuditorCache
 from policies.report import summarise_run
 from policies.twincheck_report import twincheck_report
@@ -26,9 +27,9 @@ pytestmark = pytest.mark.django_db
 TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
 
 
-def expected_results(run: AuditRun) -> dict[tuple[int, str], dict]:
-    """Each trace audited again in this process with the run's own auditors, as the stored
-    row's fields would hold them (stdlib JSON round trip: tuples become lists)."""
+def policy_results(run: AuditRun) -> dict[tuple[int, str], dict]:
+    """Each trace audited again in this process with the run's own auditors:
+    (trace id, policy) → (`PolicyResult.to_dict()`, the trace's stored events)."""
     auditors = AuditorCache(run)
     traces = list(Trace.objects.filter(audit_items__run=run))
     events = load_events([t.pk for t in traces])
@@ -37,9 +38,17 @@ def expected_results(run: AuditRun) -> dict[tuple[int, str], dict]:
         evs = label_events(events[trace.pk], auditors.executed)
         auditor = auditors.for_trace(trace.header or {}, trace.model, evs)
         for name, res in auditor.audit(evs).items():
-            row = result_row(run.pk, trace.pk, name, res.to_dict())
-            out[(trace.pk, name)] = json.loads(json.dumps(row))
+            out[(trace.pk, name)] = (res.to_dict(), events[trace.pk])
     return out
+
+
+def expected_results(run: AuditRun) -> dict[tuple[int, str], dict]:
+    """The policies' own results as the stored row's fields would hold them (stdlib JSON round
+    trip: tuples become lists)."""
+    return {
+        (trace_id, name): json.loads(json.dumps(result_row(run.pk, trace_id, name, d, events)))
+        for (trace_id, name), (d, events) in policy_results(run).items()
+    }
 
 
 @pytest.mark.parametrize("path", [SYCON, LDB, TAU], ids=["sycon", "ldb", "tau"])
@@ -50,7 +59,7 @@ def test_stored_results_equal_the_policies_results(project, path):
     stored = {
         (r["trace_id"], r["policy"]): r
         for r in AuditResult.objects.filter(run=run).values(
-            "run_id", "trace_id", "policy", "guarded_trajectory", *DECISION_FIELDS
+            "run_id", "trace_id", "policy", "guarded_trajectory", "guarded_from", *DECISION_FIELDS
         )
     }
     expected = expected_results(run)
@@ -62,12 +71,53 @@ def test_stored_results_equal_the_policies_results(project, path):
     assert all(r["record"] for r in stored.values())
 
 
+@pytest.mark.parametrize("path", [SYCON, TAU], ids=["sycon", "tau"])
+def test_the_full_guarded_trajectory_comes_back_from_the_stored_suffix(project, path):
+    """Only the suffix from the divergence is stored; `full_trajectory` rebuilds, from the
+    trace's events in the database, exactly the trajectory the policy returned — with the
+    events read by its own query or handed in (the trace page holds them already)."""
+    ingest_file(project, path)
+    run = run_inline(project, environment="none")
+    expected = policy_results(run)
+    rebuilt = 0
+    for result in AuditResult.objects.filter(run=run):
+        d, events = expected[(result.trace_id, result.policy)]
+        full = json.loads(json.dumps(d["guarded_trajectory"]))
+        assert full_trajectory(result) == full
+        assert full_trajectory(result, list(events)) == full
+        if full is not None:
+            assert result.guarded_from is not None
+            assert len(result.guarded_trajectory) == len(full) - result.guarded_from
+            rebuilt += result.guarded_from > 0
+    assert rebuilt  # some suffixes start after a shared prefix: the rebuild is exercised
+
+
+def test_rows_stored_as_full_copies_read_back_as_they_are(project):
+    """Rows from before the suffix form (guarded_from NULL) hold the whole trajectory."""
+    ingest_file(project, SYCON)
+    run = run_inline(project, policies=["checklist"], environment="none")
+    result = AuditResult.objects.filter(run=run).first()
+    whole = [{"type": "message", "role": "user", "content": "old row"}]
+    AuditResult.objects.filter(pk=result.pk).update(guarded_trajectory=whole, guarded_from=None)
+    result.refresh_from_db()
+    assert full_trajectory(result) == whole
+
+
+def test_split_trajectory_keeps_what_is_new():
+    events = [{"a": 1}, {"b": 2}, {"c": 3}]
+    assert split_trajectory(events, None) == (None, None)
+    assert split_trajectory(events, [{"a": 1}, {"x": 0}]) == (1, [{"x": 0}])
+    assert split_trajectory(events, [{"x": 0}, *events]) == (0, [{"x": 0}, *events])
+    assert split_trajectory(events, events[:2]) == (2, [])
+    assert split_trajectory(events, [*events, {"d": 4}]) == (3, [{"d": 4}])
+
+
 def test_a_batch_stored_twice_keeps_the_first_copy(project):
     ingest_file(project, SYCON)
     run = run_inline(project, policies=["checklist"], environment="none")
     first = list(AuditResult.objects.filter(run=run).order_by("pk").values())
     rows = [
-        {**result_row(run.pk, r["trace_id"], "checklist", r), "record": {"redelivered": True}}
+        {**result_row(run.pk, r["trace_id"], "checklist", r, []), "record": {"redelivered": True}}
         for r in first
     ]
     with transaction.atomic():  # as in the worker: the batch's transaction
@@ -76,12 +126,17 @@ def test_a_batch_stored_twice_keeps_the_first_copy(project):
     assert list(AuditResult.objects.filter(run=run).order_by("pk").values()) == first
 
 
-def test_run_summary_reads_the_records_as_the_jsonfield_does(project):
-    """The summary decodes records from text with orjson (for speed): the tables equal those
-    from the JSONField's own decoding, on real data with TwinCheck's report."""
-    ingest_file(project, TAU)
+@pytest.mark.parametrize("path", [TAU, SYCON], ids=["tau", "sycon"])
+def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path):
+    """The summary decodes records from text with orjson, and reads a projection of the
+    checklist's (for speed): the tables equal those from the JSONField's own decoding of the
+    whole records, on real data with TwinCheck's report and with checklist feedback events."""
+    ingest_file(project, path)
     run = run_inline(project, environment="none")
-    assert run.summary["twincheck"]["report"]
+    if path == TAU:
+        assert run.summary["twincheck"]["report"]
+    else:  # the projected feedback events are there and counted
+        assert run.summary["checklist"]["checklist"]["feedback_events"] > 0
     categories = dict(Trace.objects.filter(audit_items__run=run).values_list("pk", "category"))
     for policy in run.policies:
         rows = list(

@@ -91,6 +91,31 @@ def test_ldb_vrr_run_calibrates_from_visible_tests(project):
     assert results.filter(actor_success=True).count() == solved
 
 
+def test_calibration_read_in_parts_equals_the_whole_groups(project, settings):
+    """run_calibrate keeps each group's observations, not its events, a part at a time: the
+    parameters, intervals and bootstrap samples equal those calibrated from all the group's
+    traces at once (each trace keeps its loop index, which the bootstrap resamples by)."""
+    from auditor.runs.calibration import verifier_of
+    from policies.jsonsafe import json_safe
+    from policies.trace import Trace as PTrace
+    from policies.vrr_calibration import calibrate, observations_from_traces
+    from traces.models import Trace
+    from traces.selectors import load_events
+
+    ingest_file(project, LDB)
+    run = run_inline(project, policies=["vrr"], environment="none")
+    [cal] = Calibration.objects.filter(run=run)
+    ids = list(Trace.objects.filter(project=project).order_by("id").values_list("id", flat=True))
+    events = load_events(ids)
+    group = [e for e in events.values() if verifier_of(e) == cal.verifier and e]
+    obs, transitions = observations_from_traces([PTrace.from_events(e) for e in group])
+    whole = calibrate(obs, transitions, n_boot=settings.TA_CALIBRATION_BOOTSTRAP, seed=0)
+    expected = json_safe({**whole.to_dict(), "samples": [x.to_dict() for x in whole.samples]})
+    assert cal.traces == len(group) and cal.observations == whole.n_observations
+    stored = {k: v for k, v in cal.params.items() if k != "not_applicable"}  # run_calibrate's note
+    assert stored == json.loads(json.dumps(expected))
+
+
 def test_rerunning_a_finished_run_adds_nothing(project):
     ingest_file(project, SYCON)
     run = run_inline(project, policies=["checklist", "commit"], environment="none")
@@ -126,10 +151,45 @@ def test_a_failing_trace_is_recorded_and_can_be_retried(project, monkeypatch):
     assert audit_run_retry_errors(run=run) == 1
     run.refresh_from_db()
     assert run.status == "running"
+    assert run.traces_done == 199  # the retried trace is pending again
     audit_chunk_process(run_id=run.pk, trace_ids=[item.trace_id])
     run.refresh_from_db()
-    assert (run.status, run.error_count) == ("done", 0)
+    assert (run.status, run.error_count, run.traces_done) == ("done", 0, 200)
     assert AuditResult.objects.filter(run=run).count() == 200
+
+
+def test_the_done_count_moves_once_per_batch_with_the_items_done(project):
+    """The run page's done/total comes from traces_done, which each batch moves by the items it
+    finished (no count of the run's items per batch); the progress callback sees the same."""
+    ingest_file(project, SYCON)
+    run = audit_run_create(project=project, policies=["commit"], environment="none", enqueue=False)
+    seen = []
+
+    def progress(done: int, total: int) -> None:
+        seen.append((done, total, AuditRun.objects.get(pk=run.pk).traces_done))
+
+    audit_run_start(run_id=run.pk, inline=True, progress=progress)
+    assert seen == [(d, 200, d) for d in range(50, 201, 50)]  # one call per 50-trace batch
+    run.refresh_from_db()
+    assert (run.status, run.traces_done) == ("done", 200)
+    # a redelivered chunk finds nothing pending and moves nothing
+    audit_chunk_process(run_id=run.pk, trace_ids=list(run.items.values_list("trace_id", flat=True)))
+    run.refresh_from_db()
+    assert run.traces_done == 200
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_inline_cli_shows_a_progress_bar_when_asked(project, capsys, flag):
+    """`audit --inline --progress` draws a bar on stderr; without the flag and with stderr not
+    a terminal (as here), nothing is drawn — stdout keeps the report either way."""
+    from django.core.management import call_command
+
+    ingest_file(project, SYCON)
+    args = ["audit", "--project", project.name, "--policies", "commit", "--inline"]
+    call_command(*args, *(["--progress"] if flag else []))
+    out, err = capsys.readouterr()
+    assert "200 traces, 0 errors" in out
+    assert ("200/200" in err) is flag and "200/200" not in out
 
 
 def test_settings_are_checked_before_the_run_starts(project):

@@ -32,6 +32,24 @@ def test_mcnemar_exact_matches_scipy_binomtest(b: int, c: int) -> None:
     assert mcnemar_exact(b, c) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize(
+    "b,c",
+    [(600, 500), (1000, 1100), (20_000, 21_000), (29_900, 30_000), (50_000, 50_000), (3, 5_000)],
+)
+def test_mcnemar_exact_on_large_runs(b: int, c: int) -> None:
+    """Thousands of discordant pairs (a 10⁵-trace run) once overflowed 2.0**n: the p-value is
+    the exact binomial tail, within a float's precision."""
+    n, k = b + c, min(b, c)
+    term = tail = 1  # every term of the tail, exactly: C(n, i + 1) = C(n, i)·(n − i)/(i + 1)
+    for i in range(k):
+        term = term * (n - i) // (i + 1)
+        tail += term
+    exact = min(1.0, 2 * tail / (1 << n))
+    assert mcnemar_exact(b, c) == pytest.approx(exact, rel=1e-15, abs=0)
+    if n < 5000:
+        assert mcnemar_exact(b, c) == pytest.approx(sps.binomtest(b, n, 0.5).pvalue, rel=1e-9)
+
+
 def test_mcnemar_rejects_negative_counts() -> None:
     with pytest.raises(ValueError):
         mcnemar_exact(-1, 3)

@@ -1,6 +1,6 @@
 """`python manage.py audit --project NAME [--policies twincheck,checklist,vrr,commit]
 [--set KEY=VALUE ...] [--model-base-url URL --model NAME [--api-key-env VAR] [--max-calls N]
-[--max-tokens N] [--uses judge,twin,live,claims,recheck]] [--inline] [--json]`
+[--max-tokens N] [--uses judge,twin,live,claims,recheck]] [--inline] [--json] [--progress]`
 
 Keys for --set: `POLICY.SETTING=VALUE` (e.g. `twincheck.min_confidence=0.8`,
 `checklist.schedule=on_demand`), `judge=heuristic|llm|human|recorded` (`openai` = `llm`),
@@ -57,6 +57,11 @@ class Command(BaseCommand):
         model.add_argument("--uses", default="", help="comma list: judge,twin,live,claims,recheck")
         parser.add_argument("--inline", action="store_true", help="audit here, not in workers")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
+        parser.add_argument(
+            "--progress",
+            action="store_true",
+            help="a progress bar on stderr (the default when stderr is a terminal)",
+        )
         parser.add_argument("--timeout", type=float, default=3600.0)
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
@@ -96,10 +101,22 @@ class Command(BaseCommand):
                 )
         except AuditRejected as exc:
             raise CommandError(str(exc)) from exc
+        # A bar on stderr (stdout stays the report): asked for, or a terminal not taking JSON.
+        show = opts["progress"] or (sys.stderr.isatty() and not opts["json"])
         if opts["inline"]:
-            audit_run_start(run_id=run.pk, inline=True)
+            bar = tqdm(desc=f"run #{run.pk}", unit="trace", disable=not show, file=sys.stderr)
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.n = done
+                bar.refresh()
+
+            try:
+                audit_run_start(run_id=run.pk, inline=True, progress=progress)
+            finally:
+                bar.close()
         else:
-            self._follow(run, opts["timeout"], quiet=opts["json"])
+            self._follow(run, opts["timeout"], quiet=not show)
         run.refresh_from_db()
         counts = audit_run_counts(run)
         if opts["json"]:
