@@ -11,8 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from auditor.models import AuditItem, AuditResult, AuditRun
-from auditor.runs.run_page import MATRIX_KEY
-from auditor.runs.summary import audit_run_summary
+from auditor.runs.summary import MATRIX_KEY, audit_run_summary
 from traces.models import Trace, Upload
 
 pytestmark = pytest.mark.django_db
@@ -63,8 +62,22 @@ def _grid(client, run) -> tuple[list[list[int]], list[str]]:  # type: ignore[no-
     return grid, [q["sql"] for q in ctx.captured_queries]
 
 
-def test_the_matrix_is_counted_once_per_version_of_the_run(client, alice, run):
+def test_the_summary_keeps_the_matrix_and_the_page_reads_it_there(client, alice, run):
     client.force_login(alice)
+    assert sorted(run.summary["checklist"][MATRIX_KEY], key=str) == sorted(
+        [[False, True, 1], [True, False, 1], [True, True, 1], [False, False, 1], [True, None, 1]],
+        key=str,
+    )  # the not-applicable result is no pair
+    grid, sql = _grid(client, run)
+    assert grid == [[1, 1, 1], [1, 1, 0], [0, 0, 0]]
+    assert not any("auditor_auditresult" in q for q in sql)  # not even on the first view
+
+
+def test_the_matrix_is_counted_once_per_version_of_the_run(client, alice, run):
+    """A run summarised before summaries kept the matrix: the page counts it, once."""
+    client.force_login(alice)
+    summary = {p: {k: v for k, v in s.items() if k != MATRIX_KEY} for p, s in run.summary.items()}
+    AuditRun.objects.filter(pk=run.pk).update(summary=summary)
     first, sql = _grid(client, run)
     assert first == [[1, 1, 1], [1, 1, 0], [0, 0, 0]]
     assert any("GROUP BY" in q for q in sql)  # counted over the results once ...
