@@ -31,9 +31,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
 os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
+
+
 # The big run's summary is computed once, at set-up; its bootstrap size does not change what
 # the page reads (the same keys and shapes), only how long set-up takes.
 os.environ.setdefault("TA_SUMMARY_BOOTSTRAP", "200")
+
+from _site import bench_site, p95  # noqa: E402  (bench/, the script's own folder)
 
 SEED = 400
 PROJECT = "bench-run-page"
@@ -184,39 +188,18 @@ def timed(client, url: str, repeat: int) -> list[float]:  # type: ignore[no-unty
     return sorted(times[2:])  # the first two warm caches
 
 
-def p95(ts: list[float]) -> float:
-    return ts[min(len(ts) - 1, round(0.95 * (len(ts) - 1)))]
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--traces", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=40)
     args = ap.parse_args()
 
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
+    user, project, client = bench_site("bench-run", PROJECT)
     from django.db import connection
-    from django.test import Client
 
-    from traces.models import Membership, Project
-
-    if connection.vendor != "postgresql":
-        sys.exit("set DATABASE_URL=postgres://… (a bench database: rows are added to it)")
-    settings.DEBUG = False
-    call_command("migrate", verbosity=0)
-    user, _ = get_user_model().objects.get_or_create(username="bench-run")
-    project, _ = Project.objects.get_or_create(name=PROJECT)
-    Membership.objects.get_or_create(project=project, user=user, defaults={"role": "owner"})
     seed = seed_run(project)
     big = big_run(project, seed, args.traces)
 
-    client = Client()
-    client.force_login(user)
     small_url, big_url = seed.get_absolute_url(), big.get_absolute_url()
     # The first view after the run's summary is written counts the matrix (then cached under the
     # row's version): the summary rewritten as a run's end writes it, then one view, timed.

@@ -29,6 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
 os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
 
+from _site import bench_site, p95  # noqa: E402  (bench/, the script's own folder)
+
 MODELS = ["gpt-4o", "claude", "qwen-7b", "llama-70b", "mistral"]
 BENCHMARKS = ["bfcl", "tau-bench", "sycon-bench"]
 CATEGORIES = [f"cat-{i}" for i in range(10)]
@@ -91,10 +93,6 @@ def timed_pair(client, urls: tuple[str, str], repeat: int, **headers) -> list[li
     return [sorted(t) for t in times]
 
 
-def p95(ts: list[float]) -> float:
-    return ts[min(len(ts) - 1, round(0.95 * (len(ts) - 1)))]
-
-
 def sql_profile(client, url: str, **headers) -> tuple[int, float]:  # type: ignore[no-untyped-def]
     """The page's SQL queries: how many, and their summed execution time by EXPLAIN ANALYZE."""
     from django.db import connection
@@ -119,24 +117,9 @@ def main() -> None:
     ap.add_argument("--page", type=int, default=1000)
     args = ap.parse_args()
 
-    import django
+    user, project, client = bench_site("bench-list", "bench-trace-list")
+    from traces.models import Trace, Upload
 
-    django.setup()
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-    from django.db import connection
-    from django.test import Client
-
-    from traces.models import Membership, Project, Trace, Upload
-
-    if connection.vendor != "postgresql":
-        sys.exit("set DATABASE_URL=postgres://… (a bench database: rows are added to it)")
-    settings.DEBUG = False
-    call_command("migrate", verbosity=0)
-    user, _ = get_user_model().objects.get_or_create(username="bench-list")
-    project, _ = Project.objects.get_or_create(name="bench-trace-list")
-    Membership.objects.get_or_create(project=project, user=user, defaults={"role": "owner"})
     upload, _ = Upload.objects.get_or_create(
         project=project,
         content_hash="bench-trace-list",
@@ -149,8 +132,6 @@ def main() -> None:
         fill(project, upload, args.traces)
     n = Trace.objects.filter(project=project).count()
 
-    client = Client()
-    client.force_login(user)
     base = f"/projects/{project.pk}/traces/"
     print(f"{n:,} traces; {args.repeat} requests per page, the two pages in turn (ms)")
     print(

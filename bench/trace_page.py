@@ -26,6 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
 os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
 
+from _site import bench_site  # noqa: E402  (bench/, the script's own folder)
+
 
 def make_trace(project, upload, n: int):  # type: ignore[no-untyped-def]
     from auditor.runs.models import AuditResult, AuditRun
@@ -83,31 +85,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=40)
     args = ap.parse_args()
 
-    import django
+    user, project, client = bench_site("bench-page", "bench-trace-page")
+    from traces.models import Upload
 
-    django.setup()
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-    from django.db import connection
-    from django.test import Client
-
-    from traces.models import Membership, Project, Upload
-
-    if connection.vendor != "postgresql":
-        sys.exit("set DATABASE_URL=postgres://… (a bench database: rows are added to it)")
-    settings.DEBUG = False
-    call_command("migrate", verbosity=0)
-    user, _ = get_user_model().objects.get_or_create(username="bench-page")
-    project, _ = Project.objects.get_or_create(name="bench-trace-page")
-    Membership.objects.get_or_create(project=project, user=user, defaults={"role": "owner"})
     upload, _ = Upload.objects.get_or_create(
         project=project,
         content_hash="bench-trace-page",
         defaults={"filename": "bench", "size": 0, "source": "cli", "status": "done"},
     )
-    client = Client()
-    client.force_login(user)
     print(f"trace page, {args.repeat} requests each (ms)")
     print(f"{'events':>8} {'median':>8} {'p95':>8}")
     medians = {}
