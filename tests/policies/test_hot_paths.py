@@ -23,6 +23,7 @@ from policies.trace import (
     _str,
     event_from_dict,
 )
+from policies.vrr import Round, VrrParams, first_stop, stop_rule
 
 
 def _reference(arguments: dict[Any, Any]) -> str:
@@ -134,3 +135,22 @@ def test_claim_fields_coerce_as_the_helpers_do(claim: dict[str, Any]) -> None:
         _str(claim.get("subject")),
     )
     assert c.confidence == conf and type(c.confidence) is type(conf)
+
+
+probability = st.floats(0.0, 1.0)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=12),
+    st.tuples(probability, probability, probability, probability, probability),
+    st.sampled_from([0.0, -0.05, 0.05]),
+)
+def test_first_stop_is_the_stop_rules_stop_round(
+    votes: list[tuple[int, int]], params: tuple[float, ...], tau: float
+) -> None:
+    """VRR's written-out `first_stop` (run for every bootstrap draw of every loop) gives the
+    stop round of `stop_rule`, which goes through `belief_filter` step by step — including
+    impossible counts, certain priors and error rates of exactly 0 or 1."""
+    rounds = [Round(round=k, accepts=min(a, n), votes=n) for k, (a, n) in enumerate(votes)]
+    p = VrrParams(*params)
+    assert first_stop(rounds, p, tau) == stop_rule(rounds, p, tau).stop_round
