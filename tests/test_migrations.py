@@ -1,6 +1,6 @@
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
 
@@ -50,15 +50,18 @@ def test_a_database_of_the_old_layout_migrates_forward_keeping_search_rows(
             [("traces", "0004_events_append_only_again"), ("auditor", "0005_event_search_table")]
         )
         assert "traces_eventsearch" not in _tables()
-        with connection.cursor() as cur:
+        # One transaction from the legacy row to reading it back, so no other session sees the
+        # row: the session's live Celery worker sweeps search rows whose trace does not exist
+        # (this row's) every TA_SWEEP_SECONDS, and a sweep landing here made this test flaky.
+        # The migrations are atomic, so they run inside it (as savepoints).
+        with transaction.atomic(), connection.cursor() as cur:
             cur.execute(LEGACY_SEARCH_TABLE if legacy == "search_table" else LEGACY_FTS_INDEX)
-        executor = MigrationExecutor(connection)
-        executor.migrate(latest)
-        assert "auditor_eventsearch" not in _tables()
-        assert "traces_eventsearch" in _tables()
-        assert not _index_exists("event_payload_fts")
-        assert _index_exists("eventsearch_document") and _index_exists("eventsearch_trace")
-        with connection.cursor() as cur:
+            executor = MigrationExecutor(connection)
+            executor.migrate(latest)
+            assert "auditor_eventsearch" not in _tables()
+            assert "traces_eventsearch" in _tables()
+            assert not _index_exists("event_payload_fts")
+            assert _index_exists("eventsearch_document") and _index_exists("eventsearch_trace")
             cur.execute(
                 "SELECT event_id, trace_id FROM traces_eventsearch "
                 "WHERE document @@ plainto_tsquery('simple', 'wombat')"
