@@ -84,7 +84,7 @@ def seed_run(project):  # type: ignore[no-untyped-def]
 def big_run(project, seed, n: int):  # type: ignore[no-untyped-def]
     from django.db import connection
 
-    from auditor.runs.models import AuditResult, AuditRun
+    from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
     from auditor.runs.summary import audit_run_summary
     from traces.models import Upload
 
@@ -102,16 +102,7 @@ def big_run(project, seed, n: int):  # type: ignore[no-untyped-def]
     seed_rows = list(
         AuditResult.objects.filter(run=seed)
         .order_by("trace_id", "policy")
-        .values_list(
-            "trace_id",
-            "policy",
-            "applied",
-            "actor_success",
-            "guarded_success",
-            "transition",
-            "continuation",
-            "record",
-        )  # fmt: skip
+        .values_list("trace_id", "policy", *DECISION_FIELDS)
     )
     by_trace: dict[int, list[tuple]] = {}
     for r in seed_rows:
