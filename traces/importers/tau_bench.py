@@ -20,10 +20,9 @@ from typing import Any, BinaryIO
 
 from ._chat import convert_messages
 from ._common import (
-    RecordFailed,
     Trace,
-    internal_error,
     read_json_document,
+    record_events,
     require,
     short,
     stream_name,
@@ -107,24 +106,49 @@ def _convert_tau(records: list, filename: str, report: ImportReport) -> Iterator
         trace_id = f"tau-bench:{domain}:task{task_id}:trial{trial}"
         trace = Trace(trace_id, index, report)
         path = f"$[{index - 1}]"
-        try:
-            require(trace, record, dict, path, "a τ-bench record object")
-            require(trace, task_id, (int, str), f"{path}.task_id", "a task id (integer or string)")
-            require(trace, trial, int, f"{path}.trial", "a trial number")
-            if trace_id in seen:
-                raise trace.fail(
-                    path,
-                    f"expected one record per (task_id, trial), found a second one (first "
-                    f"is record {seen[trace_id]})",
-                )
-            seen[trace_id] = index
-            _tau_record(trace, record, path, domain, _tau_model(filename, domain))
-        except RecordFailed:
-            continue
-        except Exception as exc:  # noqa: BLE001 — see internal_error
-            internal_error(trace, exc)
-            continue
-        yield from trace.source_events()
+        yield from record_events(
+            trace, _tau_checked, trace, record, path, seen, index, domain, filename
+        )
+
+
+def _tau_checked(
+    trace: Trace,
+    record: Any,
+    path: str,
+    seen: dict[str, int],
+    index: int,
+    domain: str,
+    filename: str,
+) -> None:
+    _one_per_task_trial(
+        trace, record, path, seen, index,
+        ("record", "a τ-bench record object", "a task id (integer or string)"),
+    )  # fmt: skip
+    _tau_record(trace, record, path, domain, _tau_model(filename, domain))
+
+
+def _one_per_task_trial(
+    trace: Trace,
+    record: Any,
+    path: str,
+    seen: dict[str, int],
+    index: int,
+    words: tuple[str, str, str],
+) -> None:
+    """What a τ / τ² record must be before its contents are read: an object with a task id and
+    a trial number, the only one of its (task, trial) in the file. ``words``: what the file
+    calls a record, and how the errors describe the record and its task id."""
+    noun, what, task_what = words
+    require(trace, record, dict, path, what)
+    require(trace, record.get("task_id"), (int, str), f"{path}.task_id", task_what)
+    require(trace, record.get("trial"), int, f"{path}.trial", "a trial number")
+    if trace.trace_id in seen:
+        raise trace.fail(
+            path,
+            f"expected one {noun} per (task_id, trial), found a second one (first is {noun} "
+            f"{seen[trace.trace_id]})",
+        )
+    seen[trace.trace_id] = index
 
 
 def _tau_record(trace: Trace, record: dict, path: str, domain: str, model: str | None) -> None:
@@ -216,24 +240,17 @@ def _convert_tau2(doc: dict, report: ImportReport) -> Iterator[SourceEvent]:
         trace_id = f"tau2-bench:{domain}:task{task_id}:trial{trial}"
         trace = Trace(trace_id, index, report)
         path = f"$.simulations[{index - 1}]"
-        try:
-            require(trace, sim, dict, path, "a simulation object")
-            require(trace, task_id, (str, int), f"{path}.task_id", "a task id")
-            require(trace, trial, int, f"{path}.trial", "a trial number")
-            if trace_id in seen:
-                raise trace.fail(
-                    path,
-                    f"expected one simulation per (task_id, trial), found a second one "
-                    f"(first is simulation {seen[trace_id]})",
-                )
-            seen[trace_id] = index
-            _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc_extra)
-        except RecordFailed:
-            continue
-        except Exception as exc:  # noqa: BLE001 — see internal_error
-            internal_error(trace, exc)
-            continue
-        yield from trace.source_events()
+        context = (domain, agent_info, config, env_info, tasks, doc_extra)
+        yield from record_events(trace, _tau2_checked, trace, sim, path, seen, index, context)
+
+
+def _tau2_checked(
+    trace: Trace, sim: Any, path: str, seen: dict[str, int], index: int, context: tuple
+) -> None:
+    _one_per_task_trial(
+        trace, sim, path, seen, index, ("simulation", "a simulation object", "a task id")
+    )
+    _tau2_sim(trace, sim, path, *context)
 
 
 def _instruction_text(scenario: Any) -> str | None:
