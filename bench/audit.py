@@ -280,12 +280,12 @@ def print_sizes(run, n: int) -> None:  # type: ignore[no-untyped-def]
 def calibrated_rate(run, ids, events) -> float:  # type: ignore[no-untyped-def]
     """Policies-only traces/s with the auditors the run used: its VRR calibration makes VRR
     choose a rule per loop (a sign-identifiability check), work the default settings skip."""
-    from auditor.runs.work import AuditorCache
+    from auditor.runs.work import AuditorCache, with_env_name
     from traces.models import Trace
 
     auditors = AuditorCache(run)
-    traces = {t.pk: t for t in Trace.objects.filter(pk__in=ids)}
-    picked = [auditors.for_trace(traces[t].header or {}, traces[t].model, events[t]) for t in ids]
+    traces = {t.pk: t for t in with_env_name(Trace.objects.filter(pk__in=ids))}
+    picked = [auditors.for_trace(traces[t].env_name, traces[t].model, events[t]) for t in ids]
     t0 = time.perf_counter()
     for auditor, tid in zip(picked, ids, strict=True):
         auditor.audit(events[tid])

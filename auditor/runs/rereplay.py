@@ -10,7 +10,7 @@ from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.store import result_row
 from auditor.runs.summary import audit_run_summary
-from auditor.runs.work import AuditorCache
+from auditor.runs.work import AuditorCache, with_env_name
 from policies import Judge
 from traces.models import Trace
 from traces.selectors import load_events
@@ -21,11 +21,11 @@ def rereplay_trace(
 ) -> None:
     """The trace's results for ``policies`` replaced by a fresh replay under ``judge`` (other
     policies' results and the run's settings are untouched). Call inside a transaction."""
-    trace = Trace.objects.only("pk", "model", "header").get(pk=trace_id)
+    trace = with_env_name(Trace.objects.filter(pk=trace_id)).get()
     auditors = AuditorCache(run, judge)
     stored = load_events([trace_id])[trace_id]
     events = label_events(stored, auditors.executed)
-    auditor = auditors.for_trace(trace.header or {}, trace.model, events)
+    auditor = auditors.for_trace(trace.env_name, trace.model, events)
     if auditors.backend is not None:
         events, _ = auditors.backend.prepare(events, run.policies)
     results = auditor.audit(events)

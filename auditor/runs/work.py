@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.dispatch import Signal
 from django.utils import timezone
@@ -34,6 +34,15 @@ run_finished = Signal()
 Progress = Callable[[int, int], None]
 
 
+def with_env_name(traces: QuerySet[Trace]) -> QuerySet[Trace]:
+    """The traces with what the auditors need of them: the model, and the environment's name
+    as ``env_name`` (`AuditorCache.for_trace` picks the environment by it; the policies read
+    the header from the trace's events). Loading whole headers instead — a BFCL header carries
+    tool docs, initial config and ground truth — cost an inline 200-trace audit 0.3 s of stdlib
+    JSON decoding and 40 MB (issue 17)."""
+    return traces.only("pk", "model").annotate(env_name=KT("header__env__name"))
+
+
 class AuditorCache:
     """One `Auditor` per (environment kind, calibration group), built on first use; with a
     model configured, all of them share one `RunBackend` (cache, budget, statistics)."""
@@ -47,8 +56,10 @@ class AuditorCache:
         self.executed = executed_labels(run)
         self.cache: dict[tuple, Auditor] = {}
 
-    def for_trace(self, header: dict, model: str, events: list[dict]) -> Auditor:
-        env_kind = self._env_kind(header)
+    def for_trace(self, env_name: str | None, model: str, events: list[dict]) -> Auditor:
+        """The auditor for a trace: by its environment's name (its header's ``env.name``,
+        see `with_env_name`), its model and its events' verifier."""
+        env_kind = self._env_kind(env_name)
         group = (model, verifier_of(events)) if "vrr" in self.run.policies else ("", "")
         key = (env_kind, group if group in self.cals else None)
         auditor = self.cache.get(key)
@@ -69,12 +80,11 @@ class AuditorCache:
             self.cache[key] = auditor
         return auditor
 
-    def _env_kind(self, header: dict) -> str:
+    def _env_kind(self, env_name: str | None) -> str:
         mode = self.run.environment
         if mode == "none":
             return "none"
-        env = header.get("env") if isinstance(header.get("env"), dict) else {}
-        name = str(env.get("name") or "").lower()
+        name = (env_name or "").lower()
         if mode == "bfcl" or (mode == "auto" and name.startswith("bfcl")):
             return "bfcl" if name.startswith("bfcl") else "none"
         return "none"
@@ -106,16 +116,7 @@ def audit_chunk_process(
     if not pending:
         finish_if_complete(run.pk)
         return 0
-    # Of a trace's header the auditors need only the environment's name (AuditorCache picks
-    # the environment by it); the policies read the header from the trace's events. Loading
-    # whole headers here — a BFCL header carries tool docs, initial config and ground truth —
-    # cost an inline 200-trace audit 0.3 s of stdlib JSON decoding and 40 MB (issue 17).
-    traces = {
-        t.pk: t
-        for t in Trace.objects.filter(pk__in=pending)
-        .only("pk", "model")
-        .annotate(env_name=KT("header__env__name"))
-    }
+    traces = {t.pk: t for t in with_env_name(Trace.objects.filter(pk__in=pending))}
     try:
         auditors = AuditorCache(run)
     except ValueError as exc:  # ApiKeyError, or stored model settings this version rejects
@@ -165,8 +166,7 @@ def _audit_batch(
         stored = events_by_trace[trace.pk]  # as the database holds them: see result_row
         events = label_events(stored, auditors.executed)
         try:
-            header = {"env": {"name": trace.env_name}} if trace.env_name else {}
-            auditor = auditors.for_trace(header, trace.model, events)
+            auditor = auditors.for_trace(trace.env_name, trace.model, events)
             elicited = None
             if auditors.backend is not None:
                 events, elicited = auditors.backend.prepare(events, run.policies)

@@ -16,7 +16,7 @@ from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.store import result_row, store_results
 from auditor.runs.summary import MATRIX_KEY, audit_run_summary
 from auditor.runs.trajectory import full_trajectory, split_trajectory
-from auditor.runs.work import AuditorCache
+from auditor.runs.work import AuditorCache, with_env_name
 from policies.report import summarise_run
 from policies.twincheck_report import twincheck_report
 from tests.audit.test_runs import DATA, LDB, SYCON, ingest_file, run_inline
@@ -32,12 +32,12 @@ def policy_results(run: AuditRun) -> dict[tuple[int, str], dict]:
     """Each trace audited again in this process with the run's own auditors:
     (trace id, policy) → (`PolicyResult.to_dict()`, the trace's stored events)."""
     auditors = AuditorCache(run)
-    traces = list(Trace.objects.filter(audit_items__run=run))
+    traces = list(with_env_name(Trace.objects.filter(audit_items__run=run)))
     events = load_events([t.pk for t in traces])
     out = {}
     for trace in traces:
         evs = label_events(events[trace.pk], auditors.executed)
-        auditor = auditors.for_trace(trace.header or {}, trace.model, evs)
+        auditor = auditors.for_trace(trace.env_name, trace.model, evs)
         for name, res in auditor.audit(evs).items():
             out[(trace.pk, name)] = (res.to_dict(), events[trace.pk])
     return out
