@@ -51,7 +51,6 @@ from .facts import TraceFacts, canonical_args, scalar_text, tokens
 from .judges import PairRequest, Proposal, Verdict
 from .schema import validate
 from .tool_profile import ToolProfile, build_profile, enum_values, name_tokens, stem, text_stems
-from .trace import Trace
 
 FAMILIES = (
     "validity",
@@ -131,20 +130,12 @@ class HeuristicJudge:
 
     def __init__(self, weights: dict[str, float] | None = None) -> None:
         self.weights = {**DEFAULT_WEIGHTS, **(weights or {})}
-        self._profile: tuple[Trace | None, ToolProfile | None] = (None, None)
         # The two orders of a pair ask about the same candidates on the same prefix.
         self._memo: tuple[TraceFacts | None, int, dict[tuple[str, str, str, str], Evidence]] = (
             None,
             -1,
             {},
         )
-
-    def _tools(self, trace: Trace | None) -> ToolProfile | None:
-        if trace is None:
-            return None
-        if self._profile[0] is not trace:
-            self._profile = (trace, build_profile(trace))
-        return self._profile[1]
 
     def _evidence(self, p: Proposal, facts: TraceFacts, profile: ToolProfile | None) -> Evidence:
         owner, seen, memo = self._memo
@@ -161,7 +152,8 @@ class HeuristicJudge:
         facts = request.facts
         if facts is None:
             return Verdict.abstain(self.name, "no trace facts to judge from")
-        profile = self._tools(request.trace)
+        # build_profile keeps the last trace's profile: TwinCheck built this one already
+        profile = None if request.trace is None else build_profile(request.trace)
         ea = self._evidence(request.a, facts, profile)
         eb = self._evidence(request.b, facts, profile)
         net = 0.0
