@@ -3,13 +3,20 @@
 Pure functions of the stored result rows (`policies.report` calls them). Every rate is given
 with what it counts — ``{"k", "known", "of", "rate"}``: k of the known cases, out of all cases
 it could have counted — so an unknown never silently shrinks a denominator.
+
+Each table is a fold: an accumulator takes one row at a time (`add`) and keeps only counts and
+small per-trace numbers, never the rows, so a run's tables are computed in memory that does not
+grow with its records (issue 17: 1.2 GB at 10⁵ traces when every record was held); the
+functions over a list of rows feed the same accumulator.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, repeat
+from typing import Any, Protocol
 
 from .checklist_metrics import dominates, feedback_rates
 from .stats import average_precision, roc_auc
@@ -17,74 +24,191 @@ from .stats import average_precision, roc_auc
 Rows = Sequence[Mapping[str, Any]]
 
 
-def rate(values: Sequence[bool | None]) -> dict[str, Any]:
-    known = [v for v in values if v is not None]
-    k = sum(1 for v in known if v)
-    return {
-        "k": k,
-        "known": len(known),
-        "of": len(values),
-        "rate": k / len(known) if known else None,
-    }
+class Table(Protocol):
+    """A paper table as a fold over one policy's result rows, in the run's order."""
+
+    def add(self, row: Mapping[str, Any]) -> None: ...
+
+    def result(self) -> dict[str, Any]: ...
 
 
-def _records(rows: Rows) -> list[Mapping[str, Any]]:
-    return [r.get("record") or {} for r in rows]
+class Rate:
+    """`rate`, counted one value at a time."""
+
+    __slots__ = ("k", "known", "of")
+
+    def __init__(self) -> None:
+        self.k = self.known = self.of = 0
+
+    def add(self, value: bool | None) -> None:
+        self.of += 1
+        if value is not None:
+            self.known += 1
+            self.k += 1 if value else 0
+
+    def __iadd__(self, other: Rate) -> Rate:
+        self.k += other.k
+        self.known += other.known
+        self.of += other.of
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "known": self.known,
+            "of": self.of,
+            "rate": self.k / self.known if self.known else None,
+        }
+
+
+def rate(values: Iterable[bool | None]) -> dict[str, Any]:
+    r = Rate()
+    for v in values:
+        r.add(v)
+    return r.to_dict()
+
+
+class Total:
+    """``sum(values)``, one value at a time, with sum's result: ints are added exactly as they
+    come; from the first value of another type on, the values are kept and summed at the end
+    (so floats get sum's own compensated addition, as over the list)."""
+
+    __slots__ = ("total", "values")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.values: list[Any] | None = None
+
+    def add(self, value: Any) -> None:
+        if self.values is None and isinstance(value, int):
+            self.total += value
+        elif self.values is None:
+            self.values = [self.total, value]
+        else:
+            self.values.append(value)
+
+    def result(self) -> Any:
+        return self.total if self.values is None else sum(self.values)
+
+
+def fold(table: Table, rows: Rows) -> dict[str, Any]:
+    for r in rows:
+        table.add(r)
+    return table.result()
+
+
+class GateScores:
+    """The gate score of every trace with a known actor outcome, and whether the actor failed:
+    TwinCheck Fig. 2's ranking (8 + 1 bytes a trace)."""
+
+    def __init__(self) -> None:
+        self.scores = array("d")
+        self.failures = array("b")
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        if row.get("actor_success") is not None:
+            self.scores.append(float((row.get("record") or {}).get("gate_score", 0.0)))
+            self.failures.append(not row["actor_success"])
+
+    def result(self) -> dict[str, Any]:
+        scores, failures = list(self.scores), [bool(f) for f in self.failures]
+        return {
+            "failure_prevalence": sum(failures) / len(failures) if failures else None,
+            "roc_auc": roc_auc(scores, failures),
+            "average_precision": average_precision(scores, failures),
+        }
+
+
+class TwincheckTable:
+    """How well the gate ranks actor failures (TwinCheck Fig. 2): ROC-AUC and AP of the gate
+    score against actor failure, over traces with a known actor outcome."""
+
+    def __init__(self) -> None:
+        self.sums = {k: Total() for k in ("tool_calls", "triggers", "accepted")}
+        self.gate = GateScores()
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        rec = row.get("record") or {}
+        for k, total in self.sums.items():
+            total.add(rec.get(k, 0))
+        self.gate.add(row)
+
+    def result(self) -> dict[str, Any]:
+        return {**{k: t.result() for k, t in self.sums.items()}, **self.gate.result()}
 
 
 def twincheck_table(rows: Rows) -> dict[str, Any]:
-    """How well the gate ranks actor failures (TwinCheck Fig. 2): ROC-AUC and AP of the gate
-    score against actor failure, over traces with a known actor outcome."""
-    known = [r for r in rows if r.get("actor_success") is not None]
-    scores = [float((r.get("record") or {}).get("gate_score", 0.0)) for r in known]
-    failures = [not r["actor_success"] for r in known]
-    recs = _records(rows)
-    return {
-        "tool_calls": sum(rec.get("tool_calls", 0) for rec in recs),
-        "triggers": sum(rec.get("triggers", 0) for rec in recs),
-        "accepted": sum(rec.get("accepted", 0) for rec in recs),
-        "failure_prevalence": sum(failures) / len(failures) if failures else None,
-        "roc_auc": roc_auc(scores, failures),
-        "average_precision": average_precision(scores, failures),
-    }
+    return fold(TwincheckTable(), rows)
 
 
-def checklist_table(rows: Rows) -> dict[str, Any]:
+# What feedback_rates reads of an event. Events are counted by these values (booleans and None
+# in practice; any other value by its truth, which is all feedback_rates asks of it): a run has
+# a handful of distinct ones, so its events are never held.
+_RATE_KEYS = ("before", "after", "guarded_after", "valid")
+
+
+def _rate_value(v: Any) -> Any:
+    return v if v is None or isinstance(v, bool) else int(bool(v))
+
+
+class ChecklistTable:
     """Thinking-in-Bets Tables 2–3: false-reversal and successful-correction rates for the
     actor, the guarded counterfactual and always-keep, over the feedback events the rule could
     judge (``applicable``); the actor's rates over every labelled event beside them; dominance
     (App. C); outcome classes; divergences; flags."""
-    events = [e for rec in _records(rows) for e in rec.get("feedback_events", [])]
-    applicable = [e for e in events if not e.get("not_applicable")]
-    actor, guarded, keep = (feedback_rates(applicable, w) for w in ("actor", "guarded", "keep"))
-    classes: dict[str, Counter[str]] = {"actor": Counter(), "guarded": Counter()}
-    for e in events:
-        classes["actor"][str(e.get("actor_class"))] += 1
-        classes["guarded"][str(e.get("guarded_class"))] += 1
-    flags: Counter[str] = Counter()
-    divergences: Counter[str] = Counter()
-    for rec in _records(rows):
-        for f in rec.get("flags", []):
-            flags[str(f.get("flag"))] += 1
+
+    def __init__(self) -> None:
+        self.events: Counter[tuple[Any, ...]] = Counter()
+        self.applicable: Counter[tuple[Any, ...]] = Counter()
+        self.not_applicable: Counter[str] = Counter()
+        self.classes: dict[str, Counter[str]] = {"actor": Counter(), "guarded": Counter()}
+        self.flags: Counter[str] = Counter()
+        self.divergences: Counter[str] = Counter()
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        rec = row.get("record") or {}
+        for e in rec.get("feedback_events") or []:
+            key = tuple(_rate_value(e.get(k)) for k in _RATE_KEYS)
+            self.events[key] += 1
+            if e.get("not_applicable"):
+                self.not_applicable[str(e["not_applicable"])] += 1
+            else:
+                self.applicable[key] += 1
+            self.classes["actor"][str(e.get("actor_class"))] += 1
+            self.classes["guarded"][str(e.get("guarded_class"))] += 1
+        for f in rec.get("flags") or []:
+            self.flags[str(f.get("flag"))] += 1
         div = rec.get("divergence")
         if div:
-            divergences[str(div.get("action"))] += 1
-    return {
-        "feedback_events": len(events),
-        "applicable_events": len(applicable),
-        "not_applicable_events": dict(
-            Counter(str(e["not_applicable"]) for e in events if e.get("not_applicable"))
-        ),
-        "actor_all_events": feedback_rates(events, "actor").to_dict(),
-        "actor": actor.to_dict(),
-        "guarded": guarded.to_dict(),
-        "always_keep": keep.to_dict(),
-        "guarded_dominates_actor": dominates(guarded, actor),
-        "guarded_dominates_always_keep": dominates(guarded, keep),
-        "classes": {k: dict(v) for k, v in classes.items()},
-        "divergences": dict(divergences),
-        "flags": dict(flags),
-    }
+            self.divergences[str(div.get("action"))] += 1
+
+    def result(self) -> dict[str, Any]:
+        def each(counts: Counter[tuple[Any, ...]]) -> Iterable[dict[str, Any]]:
+            return chain.from_iterable(
+                repeat(dict(zip(_RATE_KEYS, key, strict=True)), n) for key, n in counts.items()
+            )
+
+        actor, guarded, keep = (
+            feedback_rates(each(self.applicable), w) for w in ("actor", "guarded", "keep")
+        )
+        return {
+            "feedback_events": self.events.total(),
+            "applicable_events": self.applicable.total(),
+            "not_applicable_events": dict(self.not_applicable),
+            "actor_all_events": feedback_rates(each(self.events), "actor").to_dict(),
+            "actor": actor.to_dict(),
+            "guarded": guarded.to_dict(),
+            "always_keep": keep.to_dict(),
+            "guarded_dominates_actor": dominates(guarded, actor),
+            "guarded_dominates_always_keep": dominates(guarded, keep),
+            "classes": {k: dict(v) for k, v in self.classes.items()},
+            "divergences": dict(self.divergences),
+            "flags": dict(self.flags),
+        }
+
+
+def checklist_table(rows: Rows) -> dict[str, Any]:
+    return fold(ChecklistTable(), rows)
 
 
 def _validity(rec: Mapping[str, Any], k: Any) -> bool | None:
@@ -95,85 +219,161 @@ def _validity(rec: Mapping[str, Any], k: Any) -> bool | None:
     return None if v is None else bool(v)
 
 
-def vrr_table(rows: Rows) -> dict[str, Any]:
+class VrrTable:
     """VRR Tables 1–3: final true validity of fixed-k repair for every k, of VRR-Stop, of
     VRR-Guard, of the actor and of the headline rule; rounds saved. Fixed-k ships round
     min(k, last) — a recorded loop cannot be repaired past its end, so a loop the actor stopped
     earlier keeps its last round; ``reaching`` counts only loops with a round k. Validity is
-    the round's label (recorded, human or executed), unknown otherwise."""
-    recs = [rec for rec in _records(rows) if rec.get("n_rounds")]
-    k_max = max((int(rec["n_rounds"]) for rec in recs), default=0)
-    fixed: dict[str, Any] = {}
-    for k in range(k_max):
-        fixed[str(k)] = {
-            "capped": rate([_validity(rec, min(k, int(rec["n_rounds"]) - 1)) for rec in recs]),
-            "reaching": rate([_validity(rec, k) for rec in recs if int(rec["n_rounds"]) > k]),
+    the round's label (recorded, human or executed), unknown otherwise.
+
+    Fixed-k is counted without knowing the longest loop: round k of every loop reaching it
+    (``reaching``, also ``capped``'s part from those loops), and the last round of each loop by
+    its length n, which ``capped`` counts for every k ≥ n."""
+
+    def __init__(self) -> None:
+        self.loops = 0
+        self.k_max = 0
+        self.reaching: dict[int, Rate] = {}
+        self.last_by_length: dict[int, Rate] = {}
+        self.modes: Counter[str] = Counter()
+        self.not_applicable: Counter[str] = Counter()
+        self.actor, self.stop, self.guard, self.headline = Rate(), Rate(), Rate(), Rate()
+        self.stop_status: Counter[str] = Counter()
+        self.saved, self.n_headline = 0, 0
+        self.label_sources: Counter[str] = Counter()
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        rec = row.get("record") or {}
+        if not rec.get("n_rounds"):
+            return
+        n = int(rec["n_rounds"])
+        self.loops += 1
+        self.k_max = max(self.k_max, n) if self.loops > 1 else n
+        for k in range(n):
+            self.reaching.setdefault(k, Rate()).add(_validity(rec, k))
+        last = _validity(rec, n - 1)
+        self.last_by_length.setdefault(n, Rate()).add(last)
+        self.actor.add(last)
+        self.modes[str(rec.get("mode"))] += 1
+        if rec.get("not_applicable"):
+            self.not_applicable[str(rec["not_applicable"])] += 1
+        else:
+            self.headline.add(_validity(rec, rec.get("shipped_round")))
+            self.saved += int(rec.get("rounds_saved") or 0)
+            self.n_headline += 1
+        a = rec.get("alternatives") or {}
+        self.stop_status[str(a.get("stop_status"))] += 1
+        if isinstance(a.get("stop"), int):
+            self.stop.add(_validity(rec, a.get("stop")))
+        if isinstance(a.get("guard"), int):
+            self.guard.add(_validity(rec, a.get("guard")))
+        for s in rec.get("label_sources") or []:
+            if s:
+                self.label_sources[str(s)] += 1
+
+    def result(self) -> dict[str, Any]:
+        fixed: dict[str, Any] = {}
+        for k in range(self.k_max if self.loops else 0):
+            capped = Rate()
+            for n, last in self.last_by_length.items():
+                if n <= k:
+                    capped += last
+            reaching = self.reaching.get(k, Rate())
+            capped += reaching
+            fixed[str(k)] = {"capped": capped.to_dict(), "reaching": reaching.to_dict()}
+        return {
+            "loops": self.loops,
+            "modes": dict(self.modes),
+            "not_applicable": dict(self.not_applicable),
+            "fixed_k_validity": fixed,
+            "actor": self.actor.to_dict(),
+            "stop": self.stop.to_dict(),
+            "stop_status": dict(self.stop_status),
+            "guard": self.guard.to_dict(),
+            "headline": self.headline.to_dict(),
+            "mean_rounds_saved": self.saved / self.n_headline if self.n_headline else None,
+            "label_sources": dict(self.label_sources),
         }
-    alts = [rec.get("alternatives") or {} for rec in recs]
-    stop_status = Counter(str(a.get("stop_status")) for a in alts)
-    headline = [rec for rec in recs if not rec.get("not_applicable")]
-    saved = [int(rec.get("rounds_saved") or 0) for rec in headline]
-    return {
-        "loops": len(recs),
-        "modes": dict(Counter(str(rec.get("mode")) for rec in recs)),
-        "not_applicable": dict(
-            Counter(str(rec["not_applicable"]) for rec in recs if rec.get("not_applicable"))
-        ),
-        "fixed_k_validity": fixed,
-        "actor": rate([_validity(rec, int(rec["n_rounds"]) - 1) for rec in recs]),
-        "stop": rate(
-            [
-                _validity(rec, a.get("stop"))
-                for rec, a in zip(recs, alts, strict=True)
-                if isinstance(a.get("stop"), int)
-            ]
-        ),
-        "stop_status": dict(stop_status),
-        "guard": rate(
-            [
-                _validity(rec, a.get("guard"))
-                for rec, a in zip(recs, alts, strict=True)
-                if isinstance(a.get("guard"), int)
-            ]
-        ),
-        "headline": rate([_validity(rec, rec.get("shipped_round")) for rec in headline]),
-        "mean_rounds_saved": sum(saved) / len(saved) if saved else None,
-        "label_sources": dict(
-            Counter(str(s) for rec in recs for s in rec.get("label_sources") or [] if s)
-        ),
-    }
 
 
-def commit_table(rows: Rows) -> dict[str, Any]:
+def vrr_table(rows: Rows) -> dict[str, Any]:
+    return fold(VrrTable(), rows)
+
+
+class CommitTable:
     """The confidence-collapse comparison: calls spent, flips, period-2 oscillation, parity
     dependence of the shipped answer, and correctness of the actor's answer vs the commit
     rule's (known of n; the rule's answer is unknown where its call was not made)."""
-    recs = [rec for rec in _records(rows) if rec.get("applied")]
-    m = len(recs)
 
-    def mean(key: str) -> float | None:
-        vals = [float(rec[key]) for rec in recs if isinstance(rec.get(key), (int, float))]
-        return sum(vals) / len(vals) if vals else None
+    MEANS = ("actor_calls", "commit_calls", "flips")
+    RATES = ("period_two_oscillation", "parity_dependent", "actor_correct", "commit_correct")
 
-    return {
-        "applied": m,
-        "mean_actor_calls": mean("actor_calls"),
-        "mean_commit_calls": mean("commit_calls"),
-        "mean_flips": mean("flips"),
-        "period_two": rate([rec.get("period_two_oscillation") for rec in recs]),
-        "parity_dependent": rate([rec.get("parity_dependent") for rec in recs]),
-        "actor_correct": rate([rec.get("actor_correct") for rec in recs]),
-        "commit_correct": rate([rec.get("commit_correct") for rec in recs]),
-        "recheck_sources": dict(Counter(str(rec.get("recheck_source")) for rec in recs)),
-        "unknown_reasons": dict(
-            Counter(str(rec["unknown_reason"]) for rec in recs if rec.get("unknown_reason"))
-        ),
-    }
+    def __init__(self) -> None:
+        self.applied = 0
+        # the values themselves (8 bytes a trace): the mean is sum()'s compensated sum of them
+        self.values = {k: array("d") for k in self.MEANS}
+        self.rates = {k: Rate() for k in self.RATES}
+        self.recheck_sources: Counter[str] = Counter()
+        self.unknown_reasons: Counter[str] = Counter()
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        rec = row.get("record") or {}
+        if not rec.get("applied"):
+            return
+        self.applied += 1
+        for k, values in self.values.items():
+            if isinstance(rec.get(k), (int, float)):
+                values.append(float(rec[k]))
+        for k, r in self.rates.items():
+            r.add(rec.get(k))
+        self.recheck_sources[str(rec.get("recheck_source"))] += 1
+        if rec.get("unknown_reason"):
+            self.unknown_reasons[str(rec["unknown_reason"])] += 1
+
+    def result(self) -> dict[str, Any]:
+        def mean(key: str) -> float | None:
+            vals = self.values[key]
+            return sum(vals) / len(vals) if vals else None
+
+        return {
+            "applied": self.applied,
+            "mean_actor_calls": mean("actor_calls"),
+            "mean_commit_calls": mean("commit_calls"),
+            "mean_flips": mean("flips"),
+            "period_two": self.rates["period_two_oscillation"].to_dict(),
+            "parity_dependent": self.rates["parity_dependent"].to_dict(),
+            "actor_correct": self.rates["actor_correct"].to_dict(),
+            "commit_correct": self.rates["commit_correct"].to_dict(),
+            "recheck_sources": dict(self.recheck_sources),
+            "unknown_reasons": dict(self.unknown_reasons),
+        }
 
 
+def commit_table(rows: Rows) -> dict[str, Any]:
+    return fold(CommitTable(), rows)
+
+
+#: Each policy's table as an accumulator (the run summary's) …
+TABLES: dict[str, Callable[[], Table]] = {
+    "twincheck": TwincheckTable,
+    "checklist": ChecklistTable,
+    "vrr": VrrTable,
+    "commit": CommitTable,
+}
+#: … and as a function of the rows.
 PAPER_TABLES: dict[str, Callable[[Rows], dict[str, Any]]] = {
     "twincheck": twincheck_table,
     "checklist": checklist_table,
     "vrr": vrr_table,
     "commit": commit_table,
+}
+
+# The record keys the tables read: a run summary may read only these of its records.
+RECORD_KEYS: dict[str, tuple[str, ...]] = {
+    "twincheck": ("tool_calls", "triggers", "accepted", "gate_score"),
+    "checklist": ("feedback_events", "flags", "divergence"),
+    "vrr": ("n_rounds", "true_validity", "mode", "not_applicable", "shipped_round")
+    + ("rounds_saved", "alternatives", "label_sources"),
+    "commit": ("applied", "recheck_source", "unknown_reason", *CommitTable.MEANS)
+    + CommitTable.RATES,
 }

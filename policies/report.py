@@ -14,6 +14,7 @@ known successes of known n; unknown outcomes are listed for the annotation queue
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from .audit import PolicyResult
 from .delta import Pair, delta_report, success_counts
 from .jsonsafe import json_safe
-from .paper_tables import PAPER_TABLES
+from .paper_tables import TABLES
 from .stats import holm, mcnemar_exact
 from .transitions import TRANSITIONS
 
@@ -40,31 +41,45 @@ def na_reason(row: Mapping[str, Any]) -> str | None:
     return str(row.get("not_applicable") or rec.get("not_applicable") or "not applicable")
 
 
+# A result's outcomes as one small number (3 × 3 × 2 × 2 < 256): actor and guarded success
+# (False, True, None), an exact continuation, not applicable — what `effect` reads of a row.
+_OUTCOMES: tuple[bool | None, ...] = (False, True, None)
+
+
+def _code(row: Mapping[str, Any], not_applicable: bool) -> int:
+    a, g = row.get("actor_success"), row.get("guarded_success")
+    a_i = 2 if a is None else int(bool(a))
+    g_i = 2 if g is None else int(bool(g))
+    return a_i + 3 * g_i + 9 * (row.get("continuation") == "exact") + 18 * not_applicable
+
+
+# Pair is frozen: one per code, shared by every trace with that code.
+_PAIRS = [Pair(_OUTCOMES[c % 3], _OUTCOMES[c // 3 % 3], bool(c // 9 % 2)) for c in range(36)]
+
+
 def effect(
-    rows: Sequence[Mapping[str, Any]],
+    transitions_seen: Counter[str],
+    codes: Sequence[int],
     cats: Sequence[str],
     *,
     n_boot: int,
     seed: int,
     level: float,
 ) -> dict[str, Any]:
-    """Transitions, success counts, Δ (`policies.delta`) and McNemar over ``rows``; rows where
-    the policy is not applicable are counted and left out of everything else."""
-    counts = Counter(str(r.get("transition")) for r in rows)
-    transitions = {t: counts.get(t, 0) for t in TRANSITIONS}
-    keep = [i for i, r in enumerate(rows) if na_reason(r) is None]
-    app = [rows[i] for i in keep]
-    pairs = [
-        Pair(r.get("actor_success"), r.get("guarded_success"), r.get("continuation") == "exact")
-        for r in app
-    ]
+    """Transitions, success counts, Δ (`policies.delta`) and McNemar over rows given by their
+    transitions and `_code`s; rows where the policy is not applicable are counted and left out
+    of everything else."""
+    transitions = {t: transitions_seen.get(t, 0) for t in TRANSITIONS}
+    keep = [i for i, c in enumerate(codes) if c < 18]
+    pairs = [_PAIRS[codes[i]] for i in keep]
     d = delta_report(pairs, [cats[i] for i in keep], n_boot=n_boot, level=level, seed=seed)
-    actor = success_counts([r.get("actor_success") for r in app])
-    guarded = success_counts([r.get("guarded_success") for r in app])
+    actor = success_counts([p.actor for p in pairs])
+    guarded = success_counts([p.guarded for p in pairs])
+    n = len(codes)
     return {
-        "n": len(rows),
-        "n_applicable": len(app),
-        "n_not_applicable": len(rows) - len(app),
+        "n": n,
+        "n_applicable": len(pairs),
+        "n_not_applicable": n - len(pairs),
         "n_known": d["n_known"],
         "n_unknown": d["n_unknown"],
         "n_paired": d["n_known"],
@@ -86,21 +101,101 @@ def effect(
     }
 
 
+def _queue_item(row: Mapping[str, Any], i: int) -> dict[str, Any]:
+    rec = row.get("record") or {}
+    return {
+        "trace": row.get("trace_id", i),
+        "reason": row.get("unknown_reason") or rec.get("unknown_reason") or "unknown",
+        "needs": "actor outcome" if row.get("actor_success") is None else "guarded outcome",
+    }
+
+
 def annotation_queue(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Results whose outcome is unknown, with why: the items the annotation queue needs."""
-    out = []
-    for i, r in enumerate(rows):
-        if r.get("transition") != "unknown":
-            continue
-        rec = r.get("record") or {}
-        out.append(
-            {
-                "trace": r.get("trace_id", i),
-                "reason": r.get("unknown_reason") or rec.get("unknown_reason") or "unknown",
-                "needs": "actor outcome" if r.get("actor_success") is None else "guarded outcome",
-            }
-        )
-    return out
+    return [_queue_item(r, i) for i, r in enumerate(rows) if r.get("transition") == "unknown"]
+
+
+#: The record keys `summarise_run` reads (besides its paper table's, `paper_tables.RECORD_KEYS`).
+RECORD_KEYS = ("settings", "not_applicable", "unknown_reason")
+
+
+class RunSummary:
+    """`summarise_run` as a fold: `add` one result row (and its category) at a time, in the
+    run's order, then `result`. Keeps counts, the unknown results' queue items, and one byte
+    and one category index per result (what Δ's bootstrap resamples) — never the rows, so a
+    run of 10⁵ results is summarised in a few MB whatever its records hold (issue 17)."""
+
+    def __init__(self, policy: str | None) -> None:
+        self.policy = policy
+        self.n = self.applied = self.accepted = 0
+        self.not_applicable: Counter[str] = Counter()
+        self.continuations: Counter[str] = Counter()
+        self.settings: Any = None
+        self.transitions: dict[int, Counter[str]] = defaultdict(Counter)
+        self.codes = array("B")
+        self.cat_index: dict[str, int] = {}
+        self.cats = array("I")
+        self.queue: list[dict[str, Any]] = []
+        make = TABLES.get(str(policy))
+        self.paper = make() if make is not None else None
+
+    def add(self, row: Mapping[str, Any], category: str = "") -> None:
+        if self.n == 0:
+            self.settings = (row.get("record") or {}).get("settings")
+        self.applied += 1 if row.get("applied") else 0
+        reason = na_reason(row)
+        if reason is not None:
+            self.not_applicable[reason] += 1
+        continuation = row.get("continuation")
+        self.continuations[str(continuation)] += 1
+        self.accepted += continuation not in (None, "exact")
+        cat = self.cat_index.setdefault(category, len(self.cat_index))
+        self.cats.append(cat)
+        self.transitions[cat][str(row.get("transition"))] += 1
+        self.codes.append(_code(row, reason is not None))
+        if row.get("transition") == "unknown":
+            self.queue.append(_queue_item(row, self.n))
+        if self.paper is not None:
+            self.paper.add(row)
+        self.n += 1
+
+    def result(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
+        n = self.n
+        kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
+        names = list(self.cat_index)
+        summary: dict[str, Any] = {
+            "policy": self.policy,
+            "n_traces": n,
+            "applied": self.applied,
+            "trigger_rate": self.applied / n if n else None,
+            "not_applicable": dict(sorted(self.not_applicable.items())),
+            "accepted": self.accepted,
+            "continuations": dict(sorted(self.continuations.items())),
+            "settings": self.settings,
+            "overall": effect(
+                sum(self.transitions.values(), Counter()),
+                self.codes,
+                [names[c] for c in self.cats],
+                **kw,
+            ),
+        }
+        by_cat: dict[int, array[int]] = defaultdict(lambda: array("B"))
+        for c, code in zip(self.cats, self.codes, strict=True):
+            by_cat[c].append(code)
+        table = {}
+        for name in sorted(self.cat_index):
+            codes = by_cat[self.cat_index[name]]
+            transitions = self.transitions[self.cat_index[name]]
+            table[name] = effect(transitions, codes, [name] * len(codes), **kw)
+        adjusted = holm([t["mcnemar_p"] for t in table.values()])
+        for t, p in zip(table.values(), adjusted, strict=True):
+            t["mcnemar_p_holm"] = p
+        summary["per_category"] = table
+        summary["annotation_queue"] = self.queue
+        if self.paper is not None:
+            summary[str(self.policy)] = self.paper.result()
+        out: dict[str, Any] = json_safe(summary)
+        return out
 
 
 def summarise_run(
@@ -114,7 +209,7 @@ def summarise_run(
     """Aggregate one policy's results over a run's traces: trigger rate, accepted
     replacements, not-applicable counts by reason, the overall and per-category `effect` (with
     Holm-adjusted McNemar p-values per category), the annotation queue and the policy's paper
-    table (under the policy's name)."""
+    table (under the policy's name). `RunSummary` over the rows."""
     rows = [_plain(r) for r in results]
     cats = list(categories) if categories is not None else [""] * len(rows)
     if len(cats) != len(rows):
@@ -122,36 +217,7 @@ def summarise_run(
     policies = {r.get("policy") for r in rows}
     if len(policies) > 1:
         raise ValueError(f"summarise one policy at a time, got {sorted(map(str, policies))}")
-    policy = next(iter(policies), None)
-    n = len(rows)
-    applied = sum(1 for r in rows if r.get("applied"))
-    na = Counter(reason for r in rows if (reason := na_reason(r)) is not None)
-    continuations = Counter(str(r.get("continuation")) for r in rows)
-    kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
-    summary: dict[str, Any] = {
-        "policy": policy,
-        "n_traces": n,
-        "applied": applied,
-        "trigger_rate": applied / n if n else None,
-        "not_applicable": dict(sorted(na.items())),
-        "accepted": sum(1 for r in rows if r.get("continuation") not in (None, "exact")),
-        "continuations": dict(sorted(continuations.items())),
-        "settings": (rows[0].get("record") or {}).get("settings") if rows else None,
-        "overall": effect(rows, cats, **kw),
-    }
-    by_cat: dict[str, list[int]] = defaultdict(list)
-    for i, c in enumerate(cats):
-        by_cat[c].append(i)
-    table = {
-        c: effect([rows[i] for i in idx], [c] * len(idx), **kw) for c, idx in sorted(by_cat.items())
-    }
-    adjusted = holm([t["mcnemar_p"] for t in table.values()])
-    for t, p in zip(table.values(), adjusted, strict=True):
-        t["mcnemar_p_holm"] = p
-    summary["per_category"] = table
-    summary["annotation_queue"] = annotation_queue(rows)
-    paper = PAPER_TABLES.get(str(policy))
-    if paper is not None:
-        summary[str(policy)] = paper(rows)
-    out: dict[str, Any] = json_safe(summary)
-    return out
+    summary = RunSummary(next(iter(policies), None))
+    for r, c in zip(rows, cats, strict=True):
+        summary.add(r, c)
+    return summary.result(n_boot=n_boot, level=level, seed=seed)

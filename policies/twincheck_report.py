@@ -27,13 +27,15 @@ a pure function of one run's TwinCheck results, for the run page and ``audit --j
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .audit import PolicyResult
 from .jsonsafe import json_safe
-from .stats import average_precision, mcnemar_exact, paired_bootstrap_ci, roc_auc
+from .paper_tables import GateScores
+from .stats import mcnemar_exact, paired_bootstrap_ci
 from .transitions import transition
 
 ResultLike = PolicyResult | Mapping[str, Any]
@@ -66,13 +68,16 @@ def _reason_key(reason: str) -> str:
     return reason
 
 
-def certificate_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+class CertificateCounts:
     """Per certificate (and ``all``): the columns of `COUNTS`."""
-    out: dict[str, Counter[str]] = defaultdict(Counter)
-    for r in rows:
-        for d in r.get("record", {}).get("decisions", []):
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Counter[str]] = defaultdict(Counter)
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        for d in (row.get("record") or {}).get("decisions", []):
             name = str((d.get("certificate") or {}).get("name", "?"))
-            c = out[name]
+            c = self.counts[name]
             c["held"] += 1
             checks = d.get("checks") or {}
             c["with_twin"] += bool(d.get("twin")) and bool(checks.get("passed"))
@@ -85,43 +90,82 @@ def certificate_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str,
             c["abstained"] += bool(gate.get("abstained")) and not gate.get("awaiting_review")
             if gate.get("replace"):
                 c["accepted"] += 1
-                c[transition(r.get("actor_success"), r.get("guarded_success"))] += 1
-    table = {k: {col: c[col] for col in COUNTS} for k, c in sorted(out.items())}
-    table["all"] = {col: sum(c[col] for c in out.values()) for col in COUNTS}
-    return table
+                c[transition(row.get("actor_success"), row.get("guarded_success"))] += 1
+
+    def result(self) -> dict[str, dict[str, int]]:
+        out = self.counts
+        table = {k: {col: c[col] for col in COUNTS} for k, c in sorted(out.items())}
+        table["all"] = {col: sum(c[col] for c in out.values()) for col in COUNTS}
+        return table
 
 
-def gate_ranking(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def certificate_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per certificate (and ``all``): the columns of `COUNTS`."""
+    counts = CertificateCounts()
+    for r in rows:
+        counts.add(r)
+    return counts.result()
+
+
+def _accepted(row: Mapping[str, Any]) -> bool:
+    return row.get("continuation") not in (None, "exact")
+
+
+class GateRanking:
     """Fig. 2: how the gate score ranks actor failures, and the frozen gate's selectivity."""
-    known = [r for r in rows if r.get("actor_success") is not None]
-    scores = [float(r.get("record", {}).get("gate_score", 0.0)) for r in known]
-    failures = [not r["actor_success"] for r in known]
-    accepted = [r for r in rows if r.get("continuation") not in (None, "exact")]
-    return {
-        "n": len(known),
-        "failure_prevalence": sum(failures) / len(failures) if failures else None,
-        "roc_auc": roc_auc(scores, failures),
-        "average_precision": average_precision(scores, failures),
-        "selected_failures": sum(1 for r in accepted if r.get("actor_success") is False),
-        "selected_successes": sum(1 for r in accepted if r.get("actor_success") is True),
-        "selected_unknown_actor": sum(1 for r in accepted if r.get("actor_success") is None),
-    }
+
+    def __init__(self) -> None:
+        self.scores = GateScores()
+        self.selected: Counter[object] = Counter()
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.scores.add(row)
+        if _accepted(row):
+            a = row.get("actor_success")
+            self.selected[a if a is None or isinstance(a, bool) else "other"] += 1
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "n": len(self.scores.scores),
+            **self.scores.result(),
+            "selected_failures": self.selected[False],
+            "selected_successes": self.selected[True],
+            "selected_unknown_actor": self.selected[None],
+        }
+
+
+# One result's outcomes as a code: actor and guarded success, each False, True or None.
+_OUTCOMES: tuple[bool | None, ...] = (False, True, None)
+
+
+def _outcome_code(row: Mapping[str, Any]) -> int:
+    a, g = row.get("actor_success"), row.get("guarded_success")
+    return (2 if a is None else int(bool(a))) + 3 * (2 if g is None else int(bool(g)))
 
 
 def success_table(
     rows: Sequence[Mapping[str, Any]], cats: Sequence[str], n_boot: int, seed: int
 ) -> dict[str, Any]:
-    """Table 1's row for one method: success rates over known pairs, Δ (percentage points)
-    with a category-stratified paired-bootstrap 95% CI, rescue/harm with McNemar's exact p,
-    and the unknowns with the Δ bounds they allow."""
+    """Table 1's row for one method (`outcome_table` of the rows' outcomes)."""
+    codes = [_outcome_code(r) for r in rows]
+    return outcome_table(codes, cats, n_boot, seed)
+
+
+def outcome_table(
+    codes: Sequence[int], cats: Sequence[str], n_boot: int, seed: int
+) -> dict[str, Any]:
+    """Table 1's row for one method, from its results' `_outcome_code`s: success rates over
+    known pairs, Δ (percentage points) with a category-stratified paired-bootstrap 95% CI,
+    rescue/harm with McNemar's exact p, and the unknowns with the Δ bounds they allow."""
+    outcomes = [(_OUTCOMES[c % 3], _OUTCOMES[c // 3]) for c in codes]
     pairs = [
-        (float(r["actor_success"]), float(r["guarded_success"]), c)
-        for r, c in zip(rows, cats, strict=True)
-        if r.get("actor_success") is not None and r.get("guarded_success") is not None
+        (float(a), float(g), c)
+        for (a, g), c in zip(outcomes, cats, strict=True)
+        if a is not None and g is not None
     ]
-    counts = Counter(transition(r.get("actor_success"), r.get("guarded_success")) for r in rows)
+    counts = Counter(transition(a, g) for a, g in outcomes)
     out: dict[str, Any] = {
-        "n": len(rows),
+        "n": len(codes),
         "n_known": len(pairs),
         "rescue": counts["rescue"],
         "harm": counts["harm"],
@@ -141,7 +185,7 @@ def success_table(
             delta_pp=100 * ci.estimate,
             ci_pp=[100 * ci.low, 100 * ci.high],
         )
-    n = len(rows)
+    n = len(codes)
     if n and counts["unknown"]:
         base = counts["rescue"] - counts["harm"]
         out["delta_bounds_pp"] = [
@@ -149,6 +193,82 @@ def success_table(
             100 * (base + counts["unknown"]) / n,
         ]
     return out
+
+
+class TwincheckReport:
+    """`twincheck_report` as a fold: `add` one result row (and its category) at a time, in the
+    run's order, then `result`. Keeps counts and, per result, its outcomes, category and gate
+    score — never the rows (issue 17)."""
+
+    def __init__(self) -> None:
+        self.certificates = CertificateCounts()
+        self.gate = GateRanking()
+        self.codes = array("B")
+        self.cat_index: dict[str, int] = {}
+        self.cats = array("I")
+        self.accepted = 0
+        self.rejections: Counter[str] = Counter()
+        self.modes: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.awaiting_review = 0
+
+    def add(self, row: Mapping[str, Any], category: str = "") -> None:
+        rec = row.get("record") or {}
+        self.certificates.add(row)
+        self.gate.add(row)
+        self.codes.append(_outcome_code(row))
+        self.cats.append(self.cat_index.setdefault(category, len(self.cat_index)))
+        for d in rec.get("decisions", []):
+            gate = d.get("gate") or {}
+            if not gate.get("replace"):
+                self.rejections[_reason_key(str(gate.get("reason", "")))] += 1
+        if _accepted(row):
+            self.accepted += 1
+            self.modes[str(row.get("continuation"))] += 1
+            self.reasons[_reason_key(str(rec.get("continuation_reason", "")))] += 1
+        self.awaiting_review += len(rec.get("awaiting_review", []))
+
+    def _categories(self) -> list[str]:
+        names = list(self.cat_index)
+        return [names[c] for c in self.cats]
+
+    def control_row(self, n_boot: int, seed: int) -> dict[str, Any]:
+        """Table 3's row for this run's results."""
+        row = outcome_table(self.codes, self._categories(), n_boot, seed)
+        row["accepted"] = self.accepted
+        return row
+
+    def result(
+        self, controls: Mapping[str, TwincheckReport] | None = None, *, n_boot: int, seed: int
+    ) -> dict[str, Any]:
+        """The report; ``controls``: other methods' folds over the same traces."""
+        table3: dict[str, Any] = {"TwinCheck (this run)": self.control_row(n_boot, seed)}
+        for name, other in (controls or {}).items():
+            table3[name] = other.control_row(n_boot, seed)
+        by_cat: dict[int, array[int]] = defaultdict(lambda: array("B"))
+        for c, code in zip(self.cats, self.codes, strict=True):
+            by_cat[c].append(code)
+        table2 = {}
+        for name in sorted(self.cat_index):
+            codes = by_cat[self.cat_index[name]]
+            table2[name] = outcome_table(codes, [name] * len(codes), n_boot, seed)
+        report = {
+            "n_traces": len(self.codes),
+            "per_certificate": self.certificates.result(),
+            "gate": self.gate.result(),
+            "table1": outcome_table(self.codes, self._categories(), n_boot, seed),
+            "table2": table2,
+            "table3": {"rows": table3, "not_computed": dict(NOT_COMPUTED)},
+            "rejections": dict(self.rejections.most_common()),
+            "continuations": {"modes": dict(self.modes), "reasons": dict(self.reasons)},
+            "awaiting_review": self.awaiting_review,
+        }
+        out: dict[str, Any] = json_safe(report)
+        return out
+
+
+#: The record keys `twincheck_report` reads.
+RECORD_KEYS = ("decisions", "gate_score", "continuation_reason", "awaiting_review")
 
 
 def twincheck_report(
@@ -165,47 +285,15 @@ def twincheck_report(
     cats = list(categories) if categories is not None else [""] * len(rows)
     if len(cats) != len(rows):
         raise ValueError("one category per result")
-    by_cat: dict[str, list[int]] = defaultdict(list)
-    for i, c in enumerate(cats):
-        by_cat[c].append(i)
-    table3: dict[str, Any] = {"TwinCheck (this run)": _control_row(rows, cats, n_boot, seed)}
+    folds: dict[str, TwincheckReport] = {}
     for name, other in (controls or {}).items():
         other_rows = [_plain(r) for r in other]
         if len(other_rows) != len(rows):
             raise ValueError(f"control {name!r} has {len(other_rows)} results for {len(rows)}")
-        table3[name] = _control_row(other_rows, cats, n_boot, seed)
-    rejections: Counter[str] = Counter()
-    modes: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
-    for r in rows:
-        for d in r.get("record", {}).get("decisions", []):
-            gate = d.get("gate") or {}
-            if not gate.get("replace"):
-                rejections[_reason_key(str(gate.get("reason", "")))] += 1
-        if r.get("continuation") not in (None, "exact"):
-            modes[str(r.get("continuation"))] += 1
-            reasons[_reason_key(str(r.get("record", {}).get("continuation_reason", "")))] += 1
-    report = {
-        "n_traces": len(rows),
-        "per_certificate": certificate_counts(rows),
-        "gate": gate_ranking(rows),
-        "table1": success_table(rows, cats, n_boot, seed),
-        "table2": {
-            c: success_table([rows[i] for i in idx], [c] * len(idx), n_boot, seed)
-            for c, idx in sorted(by_cat.items())
-        },
-        "table3": {"rows": table3, "not_computed": dict(NOT_COMPUTED)},
-        "rejections": dict(rejections.most_common()),
-        "continuations": {"modes": dict(modes), "reasons": dict(reasons)},
-        "awaiting_review": sum(len(r.get("record", {}).get("awaiting_review", [])) for r in rows),
-    }
-    out: dict[str, Any] = json_safe(report)
-    return out
-
-
-def _control_row(
-    rows: Sequence[Mapping[str, Any]], cats: Sequence[str], n_boot: int, seed: int
-) -> dict[str, Any]:
-    row = success_table(rows, cats, n_boot, seed)
-    row["accepted"] = sum(1 for r in rows if r.get("continuation") not in (None, "exact"))
-    return row
+        folds[name] = TwincheckReport()
+        for r, c in zip(other_rows, cats, strict=True):
+            folds[name].add(r, c)
+    report = TwincheckReport()
+    for r, c in zip(rows, cats, strict=True):
+        report.add(r, c)
+    return report.result(folds, n_boot=n_boot, seed=seed)
