@@ -142,13 +142,15 @@ def twincheck_table(rows: Rows) -> dict[str, Any]:
 
 
 # What feedback_rates reads of an event. Events are counted by these values (booleans and None
-# in practice; any other value by its truth, which is all feedback_rates asks of it): a run has
-# a handful of distinct ones, so its events are never held.
+# in practice): a run has a handful of distinct ones, so its events are never held.
 _RATE_KEYS = ("before", "after", "guarded_after", "valid")
 
 
 def _rate_value(v: Any) -> Any:
-    return v if v is None or isinstance(v, bool) else int(bool(v))
+    """Any other value by its truth, all feedback_rates asks of it — as a string, which no
+    boolean equals (1 == True would count a 1 with the Trues, and `valid is True` then
+    fails)."""
+    return v if v is None or v is True or v is False else ("true" if v else "")
 
 
 class ChecklistTable:

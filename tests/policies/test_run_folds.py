@@ -1,0 +1,176 @@
+"""The run tables as folds (issue 17) equal their definitions over the whole list of rows: the
+parts computed differently to keep no rows — fixed-k validity counted by loop length, feedback
+events counted by their values, sums and means, Δ's pairs from one byte per result — checked
+against the direct computation on arbitrary records."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from policies.checklist_metrics import feedback_rates
+from policies.delta import Pair, delta_report, success_counts
+from policies.jsonsafe import json_safe
+from policies.paper_tables import Total, checklist_table, rate, vrr_table
+from policies.report import summarise_run
+from policies.transitions import TRANSITIONS
+
+maybe_bool = st.sampled_from([None, True, False])
+# what a malformed record may hold where a boolean belongs: the tables read only its truth
+loose = st.one_of(maybe_bool, st.sampled_from([0, 1, "", "yes", 2.5]))
+
+
+def _validity(rec: dict[str, Any], k: Any) -> bool | None:
+    tv = rec.get("true_validity") or []
+    if not isinstance(k, int) or not 0 <= k < len(tv):
+        return None
+    return None if tv[k] is None else bool(tv[k])
+
+
+vrr_records = st.fixed_dictionaries(
+    {"n_rounds": st.integers(-1, 6)},
+    optional={
+        "true_validity": st.lists(loose, max_size=7),
+        "shipped_round": st.one_of(st.none(), st.integers(-1, 7)),
+        "not_applicable": st.sampled_from(["", "no verifier"]),
+        "rounds_saved": st.integers(0, 5),
+        "alternatives": st.fixed_dictionaries(
+            {}, optional={"stop": st.integers(-1, 7), "guard": st.integers(0, 7)}
+        ),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(vrr_records, max_size=12))
+def test_vrr_fixed_k_counted_by_loop_length_is_the_definition(recs):
+    """Fixed-k validity, capped and reaching, for every k below the longest loop: the fold
+    counts round k of loops reaching it and each loop's last round by its length."""
+    table = vrr_table([{"record": r} for r in recs])
+    loops = [r for r in recs if r.get("n_rounds")]
+    k_max = max((r["n_rounds"] for r in loops), default=0)
+    expected = {
+        str(k): {
+            "capped": rate([_validity(r, min(k, r["n_rounds"] - 1)) for r in loops]),
+            "reaching": rate([_validity(r, k) for r in loops if r["n_rounds"] > k]),
+        }
+        for k in range(k_max)
+    }
+    assert table["fixed_k_validity"] == expected
+    assert table["actor"] == rate([_validity(r, r["n_rounds"] - 1) for r in loops])
+    headline = [r for r in loops if not r.get("not_applicable")]
+    assert table["headline"] == rate([_validity(r, r.get("shipped_round")) for r in headline])
+    saved = [int(r.get("rounds_saved") or 0) for r in headline]
+    assert table["mean_rounds_saved"] == (sum(saved) / len(saved) if saved else None)
+
+
+events = st.fixed_dictionaries(
+    {},
+    optional={
+        "before": loose,
+        "after": loose,
+        "guarded_after": loose,
+        "valid": loose,
+        "not_applicable": st.sampled_from([None, "", "no label", "no claim"]),
+        "actor_class": st.sampled_from(["held", "fixed", None]),
+        "guarded_class": st.sampled_from(["held", 1, None]),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(events, max_size=5), max_size=8))
+def test_checklist_rates_from_counted_events_are_the_definition(per_trace):
+    """The fold keeps no events, only how many carry each value of what the rates read (a
+    non-boolean by its truth): the rates, counts and classes — in their order — are those of
+    `feedback_rates` and counters over every event."""
+    table = checklist_table([{"record": {"feedback_events": es}} for es in per_trace])
+    every = [e for es in per_trace for e in es]
+    applicable = [e for e in every if not e.get("not_applicable")]
+    assert table["feedback_events"] == len(every)
+    assert table["applicable_events"] == len(applicable)
+    # (json_safe: an undefined rate is NaN, equal to nothing)
+    assert json_safe(table["actor_all_events"]) == json_safe(feedback_rates(every).to_dict())
+    for which, key in (("actor", "actor"), ("guarded", "guarded"), ("keep", "always_keep")):
+        assert json_safe(table[key]) == json_safe(feedback_rates(applicable, which).to_dict())
+    na = Counter(str(e["not_applicable"]) for e in every if e.get("not_applicable"))
+    assert list(table["not_applicable_events"].items()) == list(na.items())
+    actor = Counter(str(e.get("actor_class")) for e in every)
+    guarded = Counter(str(e.get("guarded_class")) for e in every)
+    assert list(table["classes"]["actor"].items()) == list(actor.items())
+    assert list(table["classes"]["guarded"].items()) == list(guarded.items())
+
+
+@given(st.lists(st.one_of(st.integers(-(2**70), 2**70), st.floats(-1e9, 1e9), st.booleans())))
+def test_total_is_sum(values):
+    """Exact for ints, and sum's own (compensated) float addition once a float comes."""
+    total = Total()
+    for v in values:
+        total.add(v)
+    assert repr(total.result()) == repr(sum(values))
+
+
+rows = st.lists(
+    st.fixed_dictionaries(
+        {
+            "policy": st.just("commit"),
+            "applied": st.booleans(),
+            "actor_success": maybe_bool,
+            "guarded_success": maybe_bool,
+            "transition": st.sampled_from(TRANSITIONS),
+            "continuation": st.sampled_from(["exact", "live", None]),
+            "record": st.fixed_dictionaries(
+                {}, optional={"not_applicable": st.sampled_from(["", "no answer"])}
+            ),
+        },
+        optional={"not_applicable": st.sampled_from(["", "no answer"])},
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows, st.lists(st.sampled_from("ab"), min_size=30, max_size=30))
+def test_effect_from_result_codes_is_the_definition(results, cats):
+    """Δ, its bootstrap and the success counts from one byte per result equal those from the
+    rows' own outcomes (the not-applicable rows left out), overall and per category."""
+    cats = cats[: len(results)]
+    s = summarise_run(results, cats, n_boot=50)
+
+    def expected(idx: list[int]) -> dict[str, Any]:
+        # not applicable: by its transition or its own field (policies.report.na_reason)
+        keep = [i for i in idx if results[i]["transition"] != "not_applicable"]
+        keep = [i for i in keep if not results[i].get("not_applicable")]
+        pairs = [
+            Pair(
+                results[i]["actor_success"],
+                results[i]["guarded_success"],
+                results[i]["continuation"] == "exact",
+            )
+            for i in keep
+        ]
+        d = delta_report(pairs, [cats[i] for i in keep], n_boot=50)
+        counts = Counter(results[i]["transition"] for i in idx)
+        return {
+            "ci": d["ci"],
+            "ci_known": d["ci_known"],
+            "bounds": d["bounds"],
+            "delta": d["delta_known"],
+            "transitions": {t: counts.get(t, 0) for t in TRANSITIONS},
+            "actor_counts": success_counts([results[i]["actor_success"] for i in keep]),
+            "guarded_counts": success_counts([results[i]["guarded_success"] for i in keep]),
+        }
+
+    def got(effect: dict[str, Any]) -> dict[str, Any]:
+        return {k: effect[k] for k in ("ci", "ci_known", "bounds", "delta", "transitions")} | {
+            "actor_counts": effect["actor_counts"],
+            "guarded_counts": effect["guarded_counts"],
+        }
+
+    if results:
+        assert got(s["overall"]) == expected(list(range(len(results))))
+    for c, effect in s["per_category"].items():
+        assert got(effect) == expected([i for i, x in enumerate(cats) if x == c])
