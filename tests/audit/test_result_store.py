@@ -11,10 +11,10 @@ from django.db import transaction
 from django.db.models import Count
 
 from auditor.models import AuditResult, AuditRun
+from auditor.runs import summary as summary_module
 from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.store import result_row, store_results
-from auditor.runs import summary as summary_module
 from auditor.runs.summary import MATRIX_KEY, audit_run_summary
 from auditor.runs.trajectory import full_trajectory, split_trajectory
 from auditor.runs.work import AuditorCache, with_env_name
