@@ -23,11 +23,11 @@ even when its outcome is unknown: the policy changed nothing there. Such pairs a
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import quantile, stratified_bootstrap_means
+from .stats import counted_bootstrap_means, quantile, stratified_bootstrap_means
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +121,84 @@ def delta_report(
     ci = out["ci"]
     out["excludes_zero"] = bool(ci[0] > 0.0 or ci[1] < 0.0)
     return out
+
+
+def delta_report_counted(
+    pairs: Mapping[Any, Mapping[Pair, int]],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """`delta_report` of pairs given as how many of each there are per category: the same
+    report (the bootstrap resamples within categories and reads only these counts; sums of
+    differences in −1, 0, 1 are exact in any order), in memory of the counts — a run summary's
+    pairs take 18 values whatever the number of traces (issue 17)."""
+    out: dict[str, Any] = {k: None for k in _REPORT_KEYS}
+    ranges = {p: p.difference_range() for c in pairs.values() for p in c}
+    n = sum(k for c in pairs.values() for k in c.values())
+    n_known = sum(k for c in pairs.values() for p, k in c.items() if p.known)
+    out.update(n=n, n_known=n_known, n_unknown=n - n_known, level=level)
+    if n == 0:
+        return out
+    tail = (1.0 - level) / 2.0
+
+    def counted(value: Any) -> dict[Hashable, dict[tuple[float, ...], int]]:
+        """Per category: how many pairs have each row ``value(range)`` (known pairs only when
+        the value is None for the others)."""
+        out: dict[Hashable, dict[tuple[float, ...], int]] = {}
+        for cat, c in pairs.items():
+            for p, k in c.items():
+                row = value(ranges[p])
+                if row is not None and k:
+                    out.setdefault(cat, {})
+                    out[cat][row] = out[cat].get(row, 0) + k
+        return out
+
+    if n_known:
+        known = counted(lambda r: (float(r[0]),) if r[0] == r[1] else None)
+        [dist] = counted_bootstrap_means(known, 1, n_boot=n_boot, seed=seed)
+        ci_known = _interval(quantile(dist, tail), quantile(dist, 1.0 - tail))
+        total = sum(int(row[0]) * k for c in known.values() for row, k in c.items())
+        out.update(
+            delta_known=float(total) / n_known,
+            ci_known=ci_known,
+            ci_known_degenerate=ci_known[0] == ci_known[1],
+        )
+    worst = sum(ranges[p][0] * k for c in pairs.values() for p, k in c.items())
+    best = sum(ranges[p][1] * k for c in pairs.values() for p, k in c.items())
+    bounds = _interval(float(worst) / n, float(best) / n)
+    out["bounds"] = bounds
+    if n_known == n:
+        out.update(ci=out["ci_known"], ci_kind="known_pairs")
+    else:
+        both = counted(lambda r: (float(r[0]), float(r[1])))
+        w_dist, b_dist = counted_bootstrap_means(both, 2, n_boot=n_boot, seed=seed)
+        ci = _interval(
+            min(quantile(w_dist, tail), bounds[0]), max(quantile(b_dist, 1.0 - tail), bounds[1])
+        )
+        out.update(ci=ci, ci_kind="with_unknowns")
+    if out["ci_known_degenerate"] and n_known < n:
+        out["ci_known"] = None
+    ci = out["ci"]
+    out["excludes_zero"] = bool(ci[0] > 0.0 or ci[1] < 0.0)
+    return out
+
+
+_REPORT_KEYS: tuple[str, ...] = ("n", "n_known", "n_unknown", "level", "delta_known")
+_REPORT_KEYS += ("ci_known", "ci_known_degenerate", "bounds", "ci", "ci_kind", "excludes_zero")
+
+
+def success_counts_counted(outcomes: Mapping[bool | None, int]) -> dict[str, Any]:
+    """`success_counts` of outcomes given as how many of each there are."""
+    known = sum(k for o, k in outcomes.items() if o is not None)
+    successes = sum(k for o, k in outcomes.items() if o)
+    return {
+        "successes": successes,
+        "known": known,
+        "n": sum(outcomes.values()),
+        "rate": successes / known if known else None,
+    }
 
 
 def success_counts(outcomes: Sequence[bool | None]) -> dict[str, Any]:

@@ -14,13 +14,12 @@ known successes of known n; unknown outcomes are listed for the annotation queue
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .audit import PolicyResult
-from .delta import Pair, delta_report, success_counts
+from .delta import Pair, delta_report_counted, success_counts_counted
 from .jsonsafe import json_safe
 from .paper_tables import TABLES
 from .stats import holm, mcnemar_exact
@@ -58,28 +57,36 @@ _PAIRS = [Pair(_OUTCOMES[c % 3], _OUTCOMES[c // 3 % 3], bool(c // 9 % 2)) for c 
 
 
 def effect(
-    transitions_seen: Counter[str],
-    codes: Sequence[int],
-    cats: Sequence[str],
+    transitions_seen: Mapping[str, int],
+    codes: Mapping[str, Mapping[int, int]],
     *,
     n_boot: int,
     seed: int,
     level: float,
 ) -> dict[str, Any]:
     """Transitions, success counts, Δ (`policies.delta`) and McNemar over rows given by their
-    transitions and `_code`s; rows where the policy is not applicable are counted and left out
-    of everything else."""
+    transitions and how many have each `_code`, per category; rows where the policy is not
+    applicable are counted and left out of everything else."""
     transitions = {t: transitions_seen.get(t, 0) for t in TRANSITIONS}
-    keep = [i for i, c in enumerate(codes) if c < 18]
-    pairs = [_PAIRS[codes[i]] for i in keep]
-    d = delta_report(pairs, [cats[i] for i in keep], n_boot=n_boot, level=level, seed=seed)
-    actor = success_counts([p.actor for p in pairs])
-    guarded = success_counts([p.guarded for p in pairs])
-    n = len(codes)
+    pairs: dict[str, Counter[Pair]] = {}
+    actor_seen: Counter[bool | None] = Counter()
+    guarded_seen: Counter[bool | None] = Counter()
+    for cat, counted in codes.items():
+        for code, k in counted.items():
+            if code < 18:  # applicable
+                p = _PAIRS[code]
+                pairs.setdefault(cat, Counter())[p] += k
+                actor_seen[p.actor] += k
+                guarded_seen[p.guarded] += k
+    d = delta_report_counted(pairs, n_boot=n_boot, level=level, seed=seed)
+    actor = success_counts_counted(actor_seen)
+    guarded = success_counts_counted(guarded_seen)
+    n = sum(sum(c.values()) for c in codes.values())
+    n_app = d["n"]
     return {
         "n": n,
-        "n_applicable": len(pairs),
-        "n_not_applicable": n - len(pairs),
+        "n_applicable": n_app,
+        "n_not_applicable": n - n_app,
         "n_known": d["n_known"],
         "n_unknown": d["n_unknown"],
         "n_paired": d["n_known"],
@@ -121,9 +128,10 @@ RECORD_KEYS = ("settings", "not_applicable", "unknown_reason")
 
 class RunSummary:
     """`summarise_run` as a fold: `add` one result row (and its category) at a time, in the
-    run's order, then `result`. Keeps counts, the unknown results' queue items, and one byte
-    and one category index per result (what Δ's bootstrap resamples) — never the rows, so a
-    run of 10⁵ results is summarised in a few MB whatever its records hold (issue 17)."""
+    run's order, then `result`. Keeps counts (per category, how many results have each
+    outcome: all Δ's bootstrap resamples) and the unknown results' queue items — never the
+    rows, so a run of 10⁵ results is summarised in a few MB whatever its records hold
+    (issue 17)."""
 
     def __init__(self, policy: str | None) -> None:
         self.policy = policy
@@ -131,10 +139,9 @@ class RunSummary:
         self.not_applicable: Counter[str] = Counter()
         self.continuations: Counter[str] = Counter()
         self.settings: Any = None
-        self.transitions: dict[int, Counter[str]] = defaultdict(Counter)
-        self.codes = array("B")
-        self.cat_index: dict[str, int] = {}
-        self.cats = array("I")
+        # per category: how many results have each transition, each `_code`
+        self.transitions: dict[str, Counter[str]] = defaultdict(Counter)
+        self.codes: dict[str, Counter[int]] = defaultdict(Counter)
         self.queue: list[dict[str, Any]] = []
         make = TABLES.get(str(policy))
         self.paper = make() if make is not None else None
@@ -149,10 +156,8 @@ class RunSummary:
         continuation = row.get("continuation")
         self.continuations[str(continuation)] += 1
         self.accepted += continuation not in (None, "exact")
-        cat = self.cat_index.setdefault(category, len(self.cat_index))
-        self.cats.append(cat)
-        self.transitions[cat][str(row.get("transition"))] += 1
-        self.codes.append(_code(row, reason is not None))
+        self.transitions[category][str(row.get("transition"))] += 1
+        self.codes[category][_code(row, reason is not None)] += 1
         if row.get("transition") == "unknown":
             self.queue.append(_queue_item(row, self.n))
         if self.paper is not None:
@@ -162,7 +167,6 @@ class RunSummary:
     def result(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
         n = self.n
         kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
-        names = list(self.cat_index)
         summary: dict[str, Any] = {
             "policy": self.policy,
             "n_traces": n,
@@ -172,21 +176,11 @@ class RunSummary:
             "accepted": self.accepted,
             "continuations": dict(sorted(self.continuations.items())),
             "settings": self.settings,
-            "overall": effect(
-                sum(self.transitions.values(), Counter()),
-                self.codes,
-                [names[c] for c in self.cats],
-                **kw,
-            ),
+            "overall": effect(sum(self.transitions.values(), Counter()), self.codes, **kw),
         }
-        by_cat: dict[int, array[int]] = defaultdict(lambda: array("B"))
-        for c, code in zip(self.cats, self.codes, strict=True):
-            by_cat[c].append(code)
-        table = {}
-        for name in sorted(self.cat_index):
-            codes = by_cat[self.cat_index[name]]
-            transitions = self.transitions[self.cat_index[name]]
-            table[name] = effect(transitions, codes, [name] * len(codes), **kw)
+        table = {
+            c: effect(self.transitions[c], {c: self.codes[c]}, **kw) for c in sorted(self.codes)
+        }
         adjusted = holm([t["mcnemar_p"] for t in table.values()])
         for t, p in zip(table.values(), adjusted, strict=True):
             t["mcnemar_p_holm"] = p

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -57,21 +57,56 @@ def stratified_bootstrap_means(
     strata: dict[Hashable, list[tuple[float, ...]]] = defaultdict(list)
     for i, c in enumerate(cats):
         strata[c].append(tuple(float(col[i]) for col in columns))
-    # Resampling m rows with replacement from a stratum is a multinomial draw over its distinct
-    # rows (with their counts as weights): the same distribution, drawn in O(n_boot x k)
-    # instead of O(n_boot x m) — outcomes are 0/1, so a row takes a handful of values.
     import numpy as np  # here, not at module level: keeps numpy out of the per-trace imports
 
+    distinct = {}
+    for key, rows in strata.items():
+        distinct[key] = np.unique(np.asarray(rows, dtype=np.float64), axis=0, return_counts=True)
+    return _multinomial_means(distinct, len(columns), n, n_boot=n_boot, seed=seed)
+
+
+def counted_bootstrap_means(
+    strata: Mapping[Any, Mapping[tuple[float, ...], int]],
+    n_columns: int,
+    *,
+    n_boot: int,
+    seed: int,
+) -> list[list[float]]:
+    """`stratified_bootstrap_means` of rows given by how many times each occurs per category
+    (finite values): the same draws, in memory of the distinct rows (a run summary's outcomes
+    take a handful of values, whatever the number of traces)."""
+    import numpy as np
+
+    distinct = {}
+    n = 0
+    for key, counted in strata.items():
+        # np.unique's order: the rows sorted, lexicographically (as tuples of finite floats)
+        rows = sorted(r for r, k in counted.items() if k > 0)
+        if rows:
+            counts = np.asarray([counted[r] for r in rows], dtype=np.intp)
+            distinct[key] = (np.asarray(rows, dtype=np.float64), counts)
+            n += int(counts.sum())
+    return _multinomial_means(distinct, n_columns, n, n_boot=n_boot, seed=seed)
+
+
+def _multinomial_means(
+    strata: Mapping[Hashable, tuple[Any, Any]], n_columns: int, n: int, *, n_boot: int, seed: int
+) -> list[list[float]]:
+    """Per column, the sorted means of ``n_boot`` resamples: ``strata`` holds each category's
+    distinct rows and their counts. Resampling m rows with replacement from a stratum is a
+    multinomial draw over its distinct rows (with their counts as weights): the same
+    distribution, drawn in O(n_boot x k) instead of O(n_boot x m) — outcomes are 0/1, so a row
+    takes a handful of values."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
-    totals = np.zeros((n_boot, len(columns)))
+    totals = np.zeros((n_boot, n_columns))
     for key in sorted(strata, key=repr):
-        rows, counts = np.unique(
-            np.asarray(strata[key], dtype=np.float64), axis=0, return_counts=True
-        )
-        draws = rng.multinomial(len(strata[key]), counts / counts.sum(), size=n_boot)
+        rows, counts = strata[key]
+        draws = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=n_boot)
         totals += draws @ rows
     means = totals / max(n, 1)
-    return [sorted(means[:, j].tolist()) for j in range(len(columns))]
+    return [sorted(means[:, j].tolist()) for j in range(n_columns)]
 
 
 def paired_bootstrap_ci(
@@ -96,6 +131,35 @@ def paired_bootstrap_ci(
     tail = (1.0 - level) / 2.0
     return Interval(
         estimate=sum(diffs) / n,
+        low=quantile(stats, tail),
+        high=quantile(stats, 1.0 - tail),
+        level=level,
+        n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def counted_paired_bootstrap_ci(
+    diffs: Mapping[Any, Mapping[int, int]],
+    *,
+    n_boot: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval:
+    """`paired_bootstrap_ci` of 0/1 outcomes given as how many pairs per category have each
+    difference guarded − actor (−1, 0 or 1): the same interval, in memory of the counts."""
+    n = sum(sum(c.values()) for c in diffs.values())
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, level, n_boot, seed)
+    strata: dict[Any, Mapping[tuple[float, ...], int]] = {
+        cat: {(float(d),): k for d, k in c.items()} for cat, c in diffs.items()
+    }
+    [stats] = counted_bootstrap_means(strata, 1, n_boot=n_boot, seed=seed)
+    tail = (1.0 - level) / 2.0
+    # the sum of ±1.0 and 0.0 is exact (below 2⁵³) in any order: the integer sum's
+    total = sum(d * k for c in diffs.values() for d, k in c.items())
+    return Interval(
+        estimate=float(total) / n,
         low=quantile(stats, tail),
         high=quantile(stats, 1.0 - tail),
         level=level,

@@ -27,7 +27,6 @@ a pure function of one run's TwinCheck results, for the run page and ``audit --j
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,7 +34,7 @@ from typing import Any
 from .audit import PolicyResult
 from .jsonsafe import json_safe
 from .paper_tables import GateScores
-from .stats import mcnemar_exact, paired_bootstrap_ci
+from .stats import counted_paired_bootstrap_ci, mcnemar_exact
 from .transitions import transition
 
 ResultLike = PolicyResult | Mapping[str, Any]
@@ -143,30 +142,41 @@ def _outcome_code(row: Mapping[str, Any]) -> int:
     return (2 if a is None else int(bool(a))) + 3 * (2 if g is None else int(bool(g)))
 
 
+def _by_category(codes: Sequence[int], cats: Sequence[str]) -> dict[str, Counter[int]]:
+    out: dict[str, Counter[int]] = defaultdict(Counter)
+    for code, c in zip(codes, cats, strict=True):
+        out[c][code] += 1
+    return out
+
+
 def success_table(
     rows: Sequence[Mapping[str, Any]], cats: Sequence[str], n_boot: int, seed: int
 ) -> dict[str, Any]:
     """Table 1's row for one method (`outcome_table` of the rows' outcomes)."""
-    codes = [_outcome_code(r) for r in rows]
-    return outcome_table(codes, cats, n_boot, seed)
+    return outcome_table(_by_category([_outcome_code(r) for r in rows], cats), n_boot, seed)
 
 
-def outcome_table(
-    codes: Sequence[int], cats: Sequence[str], n_boot: int, seed: int
-) -> dict[str, Any]:
-    """Table 1's row for one method, from its results' `_outcome_code`s: success rates over
-    known pairs, Δ (percentage points) with a category-stratified paired-bootstrap 95% CI,
-    rescue/harm with McNemar's exact p, and the unknowns with the Δ bounds they allow."""
-    outcomes = [(_OUTCOMES[c % 3], _OUTCOMES[c // 3]) for c in codes]
-    pairs = [
-        (float(a), float(g), c)
-        for (a, g), c in zip(outcomes, cats, strict=True)
-        if a is not None and g is not None
-    ]
-    counts = Counter(transition(a, g) for a, g in outcomes)
+def outcome_table(codes: Mapping[str, Mapping[int, int]], n_boot: int, seed: int) -> dict[str, Any]:
+    """Table 1's row for one method, from how many of its results have each `_outcome_code`,
+    per category: success rates over known pairs, Δ (percentage points) with a
+    category-stratified paired-bootstrap 95% CI, rescue/harm with McNemar's exact p, and the
+    unknowns with the Δ bounds they allow."""
+    counts: Counter[str] = Counter()
+    diffs: dict[str, Counter[int]] = {}
+    n_known = actor = guarded = 0
+    for cat, counted in codes.items():
+        for code, k in counted.items():
+            a, g = _OUTCOMES[code % 3], _OUTCOMES[code // 3]
+            counts[transition(a, g)] += k
+            if a is not None and g is not None and k:
+                diffs.setdefault(cat, Counter())[int(g) - int(a)] += k
+                n_known += k
+                actor += int(a) * k
+                guarded += int(g) * k
+    n = sum(sum(c.values()) for c in codes.values())
     out: dict[str, Any] = {
-        "n": len(codes),
-        "n_known": len(pairs),
+        "n": n,
+        "n_known": n_known,
         "rescue": counts["rescue"],
         "harm": counts["harm"],
         "unknown": counts["unknown"],
@@ -176,16 +186,15 @@ def outcome_table(
         "delta_pp": None,
         "ci_pp": None,
     }
-    if pairs:
-        a, g, c = zip(*pairs, strict=True)
-        ci = paired_bootstrap_ci(a, g, c, n_boot=n_boot, seed=seed)
+    if n_known:
+        ci = counted_paired_bootstrap_ci(diffs, n_boot=n_boot, seed=seed)
         out.update(
-            actor_pct=100 * sum(a) / len(a),
-            guarded_pct=100 * sum(g) / len(g),
+            # sums of 0.0 and 1.0, exact: the integer counts as floats
+            actor_pct=100 * float(actor) / n_known,
+            guarded_pct=100 * float(guarded) / n_known,
             delta_pp=100 * ci.estimate,
             ci_pp=[100 * ci.low, 100 * ci.high],
         )
-    n = len(codes)
     if n and counts["unknown"]:
         base = counts["rescue"] - counts["harm"]
         out["delta_bounds_pp"] = [
@@ -197,15 +206,16 @@ def outcome_table(
 
 class TwincheckReport:
     """`twincheck_report` as a fold: `add` one result row (and its category) at a time, in the
-    run's order, then `result`. Keeps counts and, per result, its outcomes, category and gate
-    score — never the rows (issue 17)."""
+    run's order, then `result`. Keeps counts (per category, how many results have each pair
+    of outcomes: all the bootstrap resamples) and each known actor outcome's gate score —
+    never the rows (issue 17)."""
 
     def __init__(self) -> None:
         self.certificates = CertificateCounts()
         self.gate = GateRanking()
-        self.codes = array("B")
-        self.cat_index: dict[str, int] = {}
-        self.cats = array("I")
+        # per category: how many results have each `_outcome_code`
+        self.codes: dict[str, Counter[int]] = defaultdict(Counter)
+        self.n = 0
         self.accepted = 0
         self.rejections: Counter[str] = Counter()
         self.modes: Counter[str] = Counter()
@@ -216,8 +226,8 @@ class TwincheckReport:
         rec = row.get("record") or {}
         self.certificates.add(row)
         self.gate.add(row)
-        self.codes.append(_outcome_code(row))
-        self.cats.append(self.cat_index.setdefault(category, len(self.cat_index)))
+        self.codes[category][_outcome_code(row)] += 1
+        self.n += 1
         for d in rec.get("decisions", []):
             gate = d.get("gate") or {}
             if not gate.get("replace"):
@@ -228,13 +238,9 @@ class TwincheckReport:
             self.reasons[_reason_key(str(rec.get("continuation_reason", "")))] += 1
         self.awaiting_review += len(rec.get("awaiting_review", []))
 
-    def _categories(self) -> list[str]:
-        names = list(self.cat_index)
-        return [names[c] for c in self.cats]
-
     def control_row(self, n_boot: int, seed: int) -> dict[str, Any]:
         """Table 3's row for this run's results."""
-        row = outcome_table(self.codes, self._categories(), n_boot, seed)
+        row = outcome_table(self.codes, n_boot, seed)
         row["accepted"] = self.accepted
         return row
 
@@ -245,18 +251,12 @@ class TwincheckReport:
         table3: dict[str, Any] = {"TwinCheck (this run)": self.control_row(n_boot, seed)}
         for name, other in (controls or {}).items():
             table3[name] = other.control_row(n_boot, seed)
-        by_cat: dict[int, array[int]] = defaultdict(lambda: array("B"))
-        for c, code in zip(self.cats, self.codes, strict=True):
-            by_cat[c].append(code)
-        table2 = {}
-        for name in sorted(self.cat_index):
-            codes = by_cat[self.cat_index[name]]
-            table2[name] = outcome_table(codes, [name] * len(codes), n_boot, seed)
+        table2 = {c: outcome_table({c: self.codes[c]}, n_boot, seed) for c in sorted(self.codes)}
         report = {
-            "n_traces": len(self.codes),
+            "n_traces": self.n,
             "per_certificate": self.certificates.result(),
             "gate": self.gate.result(),
-            "table1": outcome_table(self.codes, self._categories(), n_boot, seed),
+            "table1": outcome_table(self.codes, n_boot, seed),
             "table2": table2,
             "table3": {"rows": table3, "not_computed": dict(NOT_COMPUTED)},
             "rejections": dict(self.rejections.most_common()),
