@@ -16,7 +16,9 @@ from policies.delta import Pair, delta_report, success_counts
 from policies.jsonsafe import json_safe
 from policies.paper_tables import Total, checklist_table, rate, vrr_table
 from policies.report import summarise_run
+from policies.stats import paired_bootstrap_ci
 from policies.transitions import TRANSITIONS
+from policies.twincheck_report import twincheck_report
 
 maybe_bool = st.sampled_from([None, True, False])
 # what a malformed record may hold where a boolean belongs: the tables read only its truth
@@ -174,3 +176,37 @@ def test_effect_from_result_codes_is_the_definition(results, cats):
         assert got(s["overall"]) == expected(list(range(len(results))))
     for c, effect in s["per_category"].items():
         assert got(effect) == expected([i for i, x in enumerate(cats) if x == c])
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows, st.lists(st.sampled_from("abc"), min_size=30, max_size=30))
+def test_twincheck_tables_from_counted_outcomes_are_the_definition(results, cats):
+    """Table 1 (and 2, per category): rates, Δ and its paired-bootstrap CI from how many results
+    have each pair of outcomes equal those from the rows' own outcomes."""
+    cats = cats[: len(results)]
+    report = twincheck_report([{**r, "policy": "twincheck"} for r in results], cats, n_boot=50)
+
+    def expected(idx: list[int]) -> dict[str, Any]:
+        known = [
+            i
+            for i in idx
+            if results[i]["actor_success"] is not None and results[i]["guarded_success"] is not None
+        ]
+        if not known:
+            return {"actor_pct": None, "guarded_pct": None, "delta_pp": None, "ci_pp": None}
+        a = [float(results[i]["actor_success"]) for i in known]
+        g = [float(results[i]["guarded_success"]) for i in known]
+        ci = paired_bootstrap_ci(a, g, [cats[i] for i in known], n_boot=50)
+        return {
+            "actor_pct": 100 * sum(a) / len(a),
+            "guarded_pct": 100 * sum(g) / len(g),
+            "delta_pp": 100 * ci.estimate,
+            "ci_pp": [100 * ci.low, 100 * ci.high],
+        }
+
+    def got(table: dict[str, Any]) -> dict[str, Any]:
+        return {k: table[k] for k in ("actor_pct", "guarded_pct", "delta_pp", "ci_pp")}
+
+    assert got(report["table1"]) == json_safe(expected(list(range(len(results)))))
+    for c, table in report["table2"].items():
+        assert got(table) == json_safe(expected([i for i, x in enumerate(cats) if x == c]))
