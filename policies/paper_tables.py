@@ -15,10 +15,10 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import chain, repeat
+from dataclasses import fields
 from typing import Any, Protocol
 
-from .checklist_metrics import dominates, feedback_rates
+from .checklist_metrics import FeedbackRates, dominates, feedback_rates
 from .stats import average_precision, roc_auc
 
 Rows = Sequence[Mapping[str, Any]]
@@ -144,6 +144,8 @@ def twincheck_table(rows: Rows) -> dict[str, Any]:
 # What feedback_rates reads of an event. Events are counted by these values (booleans and None
 # in practice): a run has a handful of distinct ones, so its events are never held.
 _RATE_KEYS = ("before", "after", "guarded_after", "valid")
+#: Every key `ChecklistTable` reads of a feedback event.
+EVENT_KEYS = (*_RATE_KEYS, "not_applicable", "actor_class", "guarded_class")
 
 
 def _rate_value(v: Any) -> Any:
@@ -170,34 +172,44 @@ class ChecklistTable:
     def add(self, row: Mapping[str, Any]) -> None:
         rec = row.get("record") or {}
         for e in rec.get("feedback_events") or []:
-            key = tuple(_rate_value(e.get(k)) for k in _RATE_KEYS)
-            self.events[key] += 1
-            if e.get("not_applicable"):
-                self.not_applicable[str(e["not_applicable"])] += 1
-            else:
-                self.applicable[key] += 1
-            self.classes["actor"][str(e.get("actor_class"))] += 1
-            self.classes["guarded"][str(e.get("guarded_class"))] += 1
+            self.add_event(e)
         for f in rec.get("flags") or []:
             self.flags[str(f.get("flag"))] += 1
         div = rec.get("divergence")
         if div:
             self.divergences[str(div.get("action"))] += 1
 
+    def add_event(self, e: Mapping[str, Any], count: int = 1) -> None:
+        """``count`` feedback events like ``e``. Events added apart from their rows (a run
+        summary has PostgreSQL count them) count as in their rows, if added in the order of
+        their first occurrence: the class and reason counts keep that order."""
+        key = tuple(_rate_value(e.get(k)) for k in _RATE_KEYS)
+        self.events[key] += count
+        if e.get("not_applicable"):
+            self.not_applicable[str(e["not_applicable"])] += count
+        else:
+            self.applicable[key] += count
+        self.classes["actor"][str(e.get("actor_class"))] += count
+        self.classes["guarded"][str(e.get("guarded_class"))] += count
+
     def result(self) -> dict[str, Any]:
-        def each(counts: Counter[tuple[Any, ...]]) -> Iterable[dict[str, Any]]:
-            return chain.from_iterable(
-                repeat(dict(zip(_RATE_KEYS, key, strict=True)), n) for key, n in counts.items()
+        def rates(counts: Counter[tuple[Any, ...]], which: str) -> FeedbackRates:
+            """`feedback_rates` over the counted events: its counts add up over events, so
+            those of one event of each kind, times how many there are."""
+            one = [
+                (feedback_rates([dict(zip(_RATE_KEYS, key, strict=True))], which), n)
+                for key, n in counts.items()
+            ]
+            return FeedbackRates(
+                *(sum(getattr(r, f.name) * n for r, n in one) for f in fields(FeedbackRates))
             )
 
-        actor, guarded, keep = (
-            feedback_rates(each(self.applicable), w) for w in ("actor", "guarded", "keep")
-        )
+        actor, guarded, keep = (rates(self.applicable, w) for w in ("actor", "guarded", "keep"))
         return {
             "feedback_events": self.events.total(),
             "applicable_events": self.applicable.total(),
             "not_applicable_events": dict(self.not_applicable),
-            "actor_all_events": feedback_rates(each(self.events), "actor").to_dict(),
+            "actor_all_events": rates(self.events, "actor").to_dict(),
             "actor": actor.to_dict(),
             "guarded": guarded.to_dict(),
             "always_keep": keep.to_dict(),
@@ -368,14 +380,4 @@ PAPER_TABLES: dict[str, Callable[[Rows], dict[str, Any]]] = {
     "checklist": checklist_table,
     "vrr": vrr_table,
     "commit": commit_table,
-}
-
-# The record keys the tables read: a run summary may read only these of its records.
-RECORD_KEYS: dict[str, tuple[str, ...]] = {
-    "twincheck": ("tool_calls", "triggers", "accepted", "gate_score"),
-    "checklist": ("feedback_events", "flags", "divergence"),
-    "vrr": ("n_rounds", "true_validity", "mode", "not_applicable", "shipped_round")
-    + ("rounds_saved", "alternatives", "label_sources"),
-    "commit": ("applied", "recheck_source", "unknown_reason", *CommitTable.MEANS)
-    + CommitTable.RATES,
 }

@@ -122,10 +122,6 @@ def annotation_queue(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_queue_item(r, i) for i, r in enumerate(rows) if r.get("transition") == "unknown"]
 
 
-#: The record keys `summarise_run` reads (besides its paper table's, `paper_tables.RECORD_KEYS`).
-RECORD_KEYS = ("settings", "not_applicable", "unknown_reason")
-
-
 class RunSummary:
     """`summarise_run` as a fold: `add` one result row (and its category) at a time, in the
     run's order, then `result`. Keeps counts (per category, how many results have each

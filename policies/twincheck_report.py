@@ -267,10 +267,6 @@ class TwincheckReport:
         return out
 
 
-#: The record keys `twincheck_report` reads.
-RECORD_KEYS = ("decisions", "gate_score", "continuation_reason", "awaiting_review")
-
-
 def twincheck_report(
     results: Sequence[ResultLike],
     categories: Sequence[str] | None = None,

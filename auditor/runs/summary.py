@@ -17,14 +17,12 @@ from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.stats_display import policy_statistics
-from policies.paper_tables import RECORD_KEYS as TABLE_KEYS
-from policies.report import RECORD_KEYS as REPORT_KEYS
+from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.report import RunSummary
-from policies.twincheck_report import RECORD_KEYS as TWINCHECK_KEYS
 from policies.twincheck_report import TwincheckReport
 
 #: Results read per query: the summary holds one page of rows at a time, whatever the run's size.
-PAGE_SIZE = 2000
+PAGE_SIZE = 500
 
 
 def audit_run_summary(run: AuditRun) -> dict[str, Any]:
@@ -48,6 +46,9 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
             if row["transition"] != AuditResult.Transition.NOT_APPLICABLE:
                 key = (row["actor_success"], row["guarded_success"])
                 cells[key] = cells.get(key, 0) + 1
+        if isinstance(summary.paper, ChecklistTable) and _events_apart(policy):
+            for event, count in _feedback_events(run, policy):
+                summary.paper.add_event(event, count)
         if not summary.n:
             out[policy] = {"n": 0, MATRIX_KEY: []}
             continue
@@ -61,8 +62,8 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
 def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], str]]:
     """The policy's results in trace order, each with its trace's category ("—" for none), a
     page at a time (keyset on the trace, which the (run, trace, policy) unique index serves).
-    The records are read as text of what the tables read, decoded by orjson: the JSONField
-    path decodes them with the stdlib, half of the summary's time on a large run."""
+    The records are read as text (`_record_text`), decoded by orjson: the JSONField path
+    decodes them with the stdlib, half of the summary's time on a large run."""
     fields = [f for f in DECISION_FIELDS if f != "record"]
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
@@ -70,17 +71,17 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
         .annotate(record_text=_record_text(policy), category=F("trace__category"))
         .values("trace_id", "record_text", "category", *fields)
     )
-    # The run's settings are in every record; the summary shows the first result's, read once
-    # here rather than with every row.
-    first = results.values_list("record__settings", flat=True)[:1]
-    settings = first[0] if first else None
+    settings = None
+    if _events_apart(policy):  # the summary shows the first result's settings, read here once
+        first = results.values_list("record__settings", flat=True)[:1]
+        settings = {"settings": first[0] if first else None}
     last = None
     while True:
         page = list((results if last is None else results.filter(trace_id__gt=last))[:PAGE_SIZE])
         for r in page:
             record = orjson.loads(r.pop("record_text"))
-            if last is None and isinstance(record, dict):
-                record["settings"] = settings
+            if last is None and settings is not None and isinstance(record, dict):
+                record.update(settings)
             last = r["trace_id"]
             category = r.pop("category") or "—"
             yield {**r, "record": record, "policy": policy}, category
@@ -93,44 +94,47 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
 MATRIX_KEY = "transition_matrix"
 
 
-# What the run tables read of a checklist feedback event (policies.paper_tables and
-# checklist_metrics). A checklist record carries its feedback events whole (~30 keys each) and a
-# claims timeline the tables never read: most of a run's record bytes, so decoding them was most
-# of the summary's time (issue 17). PostgreSQL projects them before sending; a test pins the
-# tables to those of the full records.
-FEEDBACK_KEYS = ("before", "after", "guarded_after", "valid", "not_applicable")
-FEEDBACK_KEYS += ("actor_class", "guarded_class")
-
-
-def record_keys(policy: str) -> tuple[str, ...]:
-    """The record keys the policy's run tables read (but the settings, read once)."""
-    keys = [k for k in REPORT_KEYS if k != "settings"] + list(TABLE_KEYS.get(policy, ()))
-    if policy == "twincheck":
-        keys += TWINCHECK_KEYS
-    return tuple(dict.fromkeys(keys))
+def _events_apart(policy: str) -> bool:
+    """Whether PostgreSQL counts the policy's feedback events (and its rows come without)."""
+    return policy == "checklist" and connection.vendor == "postgresql"
 
 
 def _record_text(policy: str) -> Any:
-    """The record as text for the summary: on PostgreSQL, only its keys the tables read, and
-    of the checklist's feedback events only `FEEDBACK_KEYS` (most of the bytes are elsewhere:
-    the summary sent and decoded 9.9 kB a checklist record, 1.1–1.3 kB the others')."""
-    if connection.vendor != "postgresql":
+    """The record as text for the summary: the whole record, but for the checklist's on
+    PostgreSQL. A checklist record carries its feedback events whole (~30 keys each) and a
+    claims timeline the tables never read: most of a run's record bytes (9.9 kB a record on
+    the bench traces, the others' 0.9–1.3 kB), so sending and decoding them was most of the
+    summary's time (issue 17). Its rows come without both, and without the settings (read
+    once); `_feedback_events` counts the events. (Projecting the other policies' records to
+    the keys their tables read made PostgreSQL slower than sending them whole.)"""
+    if not _events_apart(policy):
         return Cast("record", TextField())
-    pairs = ", ".join(f"'{k}', e->'{k}'" for k in FEEDBACK_KEYS)
-    events = (
-        f"(SELECT COALESCE(jsonb_agg(jsonb_build_object({pairs}) ORDER BY i), '[]') "
-        "FROM jsonb_array_elements(value) WITH ORDINALITY AS f(e, i))"
-    )
-    value = (
-        f"CASE WHEN key = 'feedback_events' AND jsonb_typeof(value) = 'array' THEN {events} "
-        "ELSE value END"
-    )
     return RawSQL(
-        "(CASE WHEN jsonb_typeof(record) = 'object' THEN "
-        f"(SELECT COALESCE(jsonb_object_agg(key, {value}), '{{}}') "
-        "FROM jsonb_each(record) WHERE key = ANY(%s)) ELSE record END)::text",
-        [list(record_keys(policy))],
+        "(CASE WHEN jsonb_typeof(record) = 'object' "
+        "THEN record - '{timeline,feedback_events,settings}'::text[] ELSE record END)::text",
+        [],
     )
+
+
+def _feedback_events(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], int]]:
+    """The policy's feedback events counted by PostgreSQL: each distinct combination of what
+    `ChecklistTable` reads of an event, with how many events have it, in the order of its first
+    occurrence (by trace, then within the record), as the table would have met them. 26 rows
+    for the 10⁴-trace bench run's 450,000 events."""
+    values = ", ".join(f"e->'{k}'" for k in EVENT_KEYS)
+    events = "r.record->'feedback_events'"
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT jsonb_build_array({values})::text, count(*) "
+            f"FROM {AuditResult._meta.db_table} r CROSS JOIN LATERAL jsonb_array_elements("
+            f"CASE WHEN jsonb_typeof({events}) = 'array' THEN {events} ELSE '[]' END) "
+            "WITH ORDINALITY AS f(e, i) WHERE r.run_id = %s AND r.policy = %s "
+            f"GROUP BY {', '.join(f'e->{k!r}' for k in EVENT_KEYS)} "
+            "ORDER BY min(ARRAY[r.trace_id, i])",
+            [run.pk, policy],
+        )
+        for values_text, count in cur:
+            yield dict(zip(EVENT_KEYS, orjson.loads(values_text), strict=True)), count
 
 
 def audit_run_counts(run: AuditRun) -> dict[str, Any]:
