@@ -177,6 +177,9 @@ else:
 
 # --- Audit runs -----------------------------------------------------------------------------
 TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
+# Read and write an audit's batches on two threads beside the auditing (auditor.runs.lanes):
+# two more database connections per worker process; off, a chunk does all in one thread.
+TA_AUDIT_OVERLAP = env_bool("TA_AUDIT_OVERLAP", True)
 TA_EXPORT_CHUNK_ROWS = env_int("TA_EXPORT_CHUNK_ROWS", 500, minimum=1)
 TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
 TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
