@@ -96,3 +96,18 @@ def test_inside_a_transaction_the_batches_stay_in_this_thread(project, monkeypat
     run = audited(project)
     assert run.status == "done" and run.traces_done == 200
     assert threads == ["MainThread"] * 4
+
+
+@pytest.mark.django_db
+def test_a_runs_chunks_share_its_auditors(project, django_assert_num_queries):
+    """Calibration and auditors are built once per run and process, not per chunk."""
+    ingest_file(project, LDB)
+    run = audit_run_create(project=project, enqueue=False, environment="none")
+    audit_run_start(run_id=run.pk, inline=True)  # calibrates VRR, audits
+    first = work.AuditorCache.for_run(run)
+    assert first.cals  # the run's calibration is in it
+    again = AuditRun.objects.get(pk=run.pk)  # as the next chunk's task reads it
+    with django_assert_num_queries(0):
+        assert work.AuditorCache.for_run(again) is first
+    other = audit_run_create(project=project, enqueue=False, environment="none")
+    assert work.AuditorCache.for_run(other) is not first
