@@ -301,6 +301,43 @@ def average_precision(scores: Sequence[float], labels: Sequence[bool]) -> float:
     return ap
 
 
+def counted_roc_auc(groups: Mapping[float, tuple[int, int]]) -> float:
+    """`roc_auc` of scores given as score → (how many, how many positive): the same figure
+    (it reads the scores only by their tie groups), in memory of the distinct scores."""
+    n_pos = sum(p for _, p in groups.values())
+    n_neg = sum(n for n, _ in groups.values()) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    rank_sum = 0.0
+    i = 0
+    for score in sorted(groups):
+        n, pos = groups[score]
+        j = i + n - 1
+        avg_rank = (i + j) / 2.0 + 1.0
+        rank_sum += avg_rank * pos
+        i = j + 1
+    u = rank_sum - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)
+
+
+def counted_average_precision(groups: Mapping[float, tuple[int, int]]) -> float:
+    """`average_precision` of scores given as score → (how many, how many positive)."""
+    n_pos = sum(p for _, p in groups.values())
+    if n_pos == 0:
+        return math.nan
+    ap = 0.0
+    tp = fp = 0
+    prev_recall = 0.0
+    for score in sorted(groups, reverse=True):
+        n, pos = groups[score]
+        tp += pos
+        fp += n - pos
+        recall = tp / n_pos
+        ap += (recall - prev_recall) * (tp / (tp + fp))
+        prev_recall = recall
+    return ap
+
+
 def brier_score(confidences: Sequence[float], outcomes: Sequence[bool]) -> float:
     """Mean squared error of stated probabilities against 0/1 outcomes; NaN when empty."""
     if not confidences:

@@ -125,7 +125,7 @@ class GateRanking:
 
     def result(self) -> dict[str, Any]:
         return {
-            "n": len(self.scores.scores),
+            "n": self.scores.n,
             **self.scores.result(),
             "selected_failures": self.selected[False],
             "selected_successes": self.selected[True],

@@ -16,7 +16,13 @@ from policies.delta import Pair, delta_report, success_counts
 from policies.jsonsafe import json_safe
 from policies.paper_tables import Total, checklist_table, rate, vrr_table
 from policies.report import summarise_run
-from policies.stats import paired_bootstrap_ci
+from policies.stats import (
+    average_precision,
+    counted_average_precision,
+    counted_roc_auc,
+    paired_bootstrap_ci,
+    roc_auc,
+)
 from policies.transitions import TRANSITIONS
 from policies.twincheck_report import twincheck_report
 
@@ -210,3 +216,16 @@ def test_twincheck_tables_from_counted_outcomes_are_the_definition(results, cats
     assert got(report["table1"]) == json_safe(expected(list(range(len(results)))))
     for c, table in report["table2"].items():
         assert got(table) == json_safe(expected([i for i, x in enumerate(cats) if x == c]))
+
+
+@given(st.lists(st.tuples(st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0, 3.0]), st.booleans())))
+def test_gate_ranking_counted_by_score_is_the_definition(scored):
+    """ROC-AUC and AP from how many traces (and failures) have each gate score equal those
+    over the list: both read the scores only by their tie groups."""
+    groups: dict[float, tuple[int, int]] = {}
+    for score, label in scored:
+        n, pos = groups.get(score, (0, 0))
+        groups[score] = (n + 1, pos + label)
+    scores, labels = [s for s, _ in scored], [y for _, y in scored]
+    assert repr(counted_roc_auc(groups)) == repr(roc_auc(scores, labels))
+    assert repr(counted_average_precision(groups)) == repr(average_precision(scores, labels))
