@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from django.conf import settings as django_settings
 from django.db import connection
-from django.db.models import Count, F, Q, TextField
+from django.db.models import Count, Q, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
@@ -20,6 +20,7 @@ from auditor.runs.stats_display import policy_statistics
 from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.report import RunSummary
 from policies.twincheck_report import TwincheckReport
+from traces.models import Trace
 
 #: Results read per query: the summary holds one page of rows at a time, whatever the run's size.
 PAGE_SIZE = 500
@@ -68,8 +69,8 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
         .order_by("trace_id")
-        .annotate(record_text=_record_text(policy), category=F("trace__category"))
-        .values("trace_id", "record_text", "category", *fields)
+        .annotate(record_text=_record_text(policy))
+        .values("trace_id", "record_text", *fields)
     )
     settings = None
     if _events_apart(policy):  # the summary shows the first result's settings, read here once
@@ -78,12 +79,17 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
     last = None
     while True:
         page = list((results if last is None else results.filter(trace_id__gt=last))[:PAGE_SIZE])
+        # The page's categories by their own query: joined, PostgreSQL merge-joined the traces
+        # from the first id on every page (quadratic: 30 s instead of 17 at 10⁵ traces).
+        categories = dict(
+            Trace.objects.filter(pk__in=[r["trace_id"] for r in page]).values_list("pk", "category")
+        )
         for r in page:
             record = orjson.loads(r.pop("record_text"))
             if last is None and settings is not None and isinstance(record, dict):
                 record.update(settings)
             last = r["trace_id"]
-            category = r.pop("category") or "—"
+            category = categories.get(r["trace_id"]) or "—"
             yield {**r, "record": record, "policy": policy}, category
         if len(page) < PAGE_SIZE:
             return
