@@ -196,24 +196,50 @@ def _initial_instances(
     return instances
 
 
-_METHOD_NAMES: dict[str, tuple[str, ...]] = {}  # class name → public method names
+_METHOD_NAMES: dict[str, frozenset[str]] = {}  # class name → public method names
 
 
-def _method_names(class_name: str, instance: Any) -> tuple[str, ...]:
+def _method_names(class_name: str, instance: Any) -> frozenset[str]:
     """The public methods of the class's instances: the API classes define them on the class,
     so the first loaded instance tells them all (inspect.getmembers was a third of the cost of
     setting up a world)."""
     names = _METHOD_NAMES.get(class_name)
     if names is None:
-        names = _METHOD_NAMES[class_name] = tuple(_public_methods(instance))
+        names = _METHOD_NAMES[class_name] = frozenset(_public_methods(instance))
     return names
 
 
+# A world's instance variable per class, method → variable mapping and methods per variable:
+# the same for every world of the same instance names (model, task) and classes, which a
+# replay, its checks and a second replay of the trace build up to six times.
+_Layout = tuple[dict[str, str], dict[str, str], dict[str, frozenset[str]]]
+
+
+def _layout(prefix: str, instances: dict[str, Any]) -> _Layout:
+    var_of: dict[str, str] = {}
+    mapping: dict[str, str] = {}
+    names_of: dict[str, frozenset[str]] = {}
+    for class_name, instance in instances.items():
+        var = var_of[class_name] = re.sub(r"[-./:]", "_", f"{prefix}_{class_name}_instance")
+        names = names_of[var] = _method_names(class_name, instance)
+        for n in names:
+            mapping[n] = var  # a later class wins a shared name, as in the package
+    return var_of, mapping, names_of
+
+
 def _plain_arguments(arguments: dict[str, Any]) -> bool:
-    return all(
-        k.isascii() and k.isidentifier() and not keyword.iskeyword(k) and not _POSITIONAL(k)
-        for k in arguments
-    ) and all(_plain(v, 0) for v in arguments.values())
+    # Loops, not all() over generators, and strings (most values) checked in place: this runs
+    # for every call of a replay.
+    for k in arguments:
+        if not (k.isascii() and k.isidentifier()) or keyword.iskeyword(k) or _POSITIONAL(k):
+            return False
+    for v in arguments.values():
+        if type(v) is str:
+            if "(" in v:
+                return False
+        elif not _plain(v, 0):
+            return False
+    return True
 
 
 def _plain(value: Any, depth: int) -> bool:
@@ -239,6 +265,14 @@ def _plain(value: Any, depth: int) -> bool:
     return False
 
 
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def _fresh_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """`_fresh` of a call's arguments, atoms (most values) passed as they are."""
+    return {k: v if type(v) in _ATOMS else _fresh(v) for k, v in arguments.items()}
+
+
 def _fresh(value: Any) -> Any:
     """A copy of a plain value, as eval builds new lists and dicts from the call's text."""
     if type(value) is list:
@@ -254,21 +288,19 @@ class _World:
     strings."""
 
     def __init__(
-        self, instances: dict[str, Any], prefix: str, parsed: dict[tuple[str, str], Any]
+        self,
+        instances: dict[str, Any],
+        prefix: str,
+        parsed: dict[tuple[str, str], Any],
+        layout: _Layout | None = None,
     ) -> None:
         self.instances = instances
         self.prefix = prefix
         self.parsed = parsed  # (prefix, call string) → AST or the exception; the environment's
-        self.by_var: dict[str, Any] = {}
-        self.mapping: dict[str, str] = {}
-        self.methods: dict[str, dict[str, Any]] = {}  # instance var → public method → bound
-        for class_name, instance in instances.items():
-            var = re.sub(r"[-./:]", "_", f"{prefix}_{class_name}_instance")
-            self.by_var[var] = instance
-            names = _method_names(class_name, instance)
-            self.methods[var] = {n: getattr(instance, n) for n in names}
-            for n in names:
-                self.mapping[n] = var  # a later class wins a shared name, as in the package
+        var_of, self.mapping, self.names = layout or _layout(prefix, instances)
+        self.by_var: dict[str, Any] = {var_of[c]: inst for c, inst in instances.items()}
+        # Methods are looked up on their instance when called (``names``: the public ones per
+        # variable), not bound for every method of every class at set-up.
 
     def has(self, name: str) -> bool:
         return name in self.mapping
@@ -283,7 +315,8 @@ class _World:
         if var is None or name in BLOCKED or not _plain_arguments(arguments):
             return self.run(text)
         try:
-            return result_string(self.methods[var][name](**_fresh(arguments))), True
+            method = getattr(self.by_var[var], name)
+            return result_string(method(**_fresh_arguments(arguments))), True
         except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
             return f"{ERROR_PREFIX}{exc}", True
 
@@ -331,6 +364,8 @@ class _World:
     # -- the evaluator: instances, their whitelisted methods, literals; nothing else ----------
 
     def _eval(self, node: ast.AST) -> Any:
+        if type(node) is ast.Constant:  # most argument values: literal_eval's own first case
+            return node.value
         if isinstance(node, ast.Call):
             func = self._eval(node.func)
             args = []
@@ -357,10 +392,9 @@ class _World:
         if isinstance(node, ast.Attribute):
             base = self._eval(node.value)
             if isinstance(base, _Object):
-                method = self.methods[base.var].get(node.attr)
-                if method is None:
+                if node.attr not in self.names[base.var]:
                     raise _Unsupported(f"attribute {node.attr!r} of an API instance")
-                return _Bound(method)
+                return _Bound(getattr(self.by_var[base.var], node.attr))
             raise _Unsupported(f"attribute {node.attr!r} of a value")
         try:
             return ast.literal_eval(node)
@@ -544,6 +578,7 @@ class BFCLEnvironment:
         self._blob: bytes | None = None  # the current task's, once asked for
         self._parsed: dict[tuple[str, str], Any] = {}  # (instance names, call string) → AST
         self._parsed_for: tuple[str, str] = ("", "")  # the (model, task id) they belong to
+        self._layouts: dict[tuple[str, tuple[str, ...]], _Layout] = {}  # theirs too
         self._turn_check: _TurnChecker | None = None
         self._recorded: list[_Recorded] = []
         self._cursor = 0
@@ -620,6 +655,7 @@ class BFCLEnvironment:
             # Keys carry the instance names (model, task id): a replay of the same task
             # (TwinCheck's splice after the actor's) reuses the parses, another never would.
             self._parsed = {}
+            self._layouts = {}
             self._parsed_for = (self._model, self._task_id)
         if h.env_name and h.env_name != "bfcl":
             self._problem = f"not a BFCL trace (env.name = {h.env_name!r})"
@@ -715,11 +751,13 @@ class BFCLEnvironment:
     def _new_world(self, suffix: str = "") -> _World:
         # The package's instance variable names: f"{model}[_ground_truth]_eval_{test id}_…"
         # (they only matter where its regex rewrites "name(" inside string arguments).
-        return _World(
-            pickle.loads(self._initial_snapshot()),  # noqa: S301 — our own bytes, see below
-            f"{self._model}{suffix}_eval_{self._task_id}",
-            self._parsed,
-        )
+        instances = pickle.loads(self._initial_snapshot())  # noqa: S301 — our own bytes, see below
+        prefix = f"{self._model}{suffix}_eval_{self._task_id}"
+        key = (prefix, tuple(instances))
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = self._layouts[key] = _layout(prefix, instances)
+        return _World(instances, prefix, self._parsed, layout)
 
     def _initial_snapshot(self) -> bytes:
         """The task's instances at their initial state, pickled once per initial state: every
