@@ -14,7 +14,9 @@ What the package does, and what this module does instead:
   with the instances kept in the module's globals (keyed by model name and test id). Here the same
   string is built and prefixed (with the package's own function), refused by the same rule, then
   *compiled to an AST only* and interpreted by a small evaluator that knows nothing but the
-  task's fresh instances, their public methods and Python literals. So results, error messages
+  task's fresh instances, their public methods and Python literals. A string that can only mean
+  ``method(**arguments)`` (a decoded call with plain arguments; a ground-truth string that reads
+  as ``name(key=literal, …)``, `bfcl_calls`) calls the method directly, with the same outcome. So results, error messages
   ("Error during execution: …", including SyntaxError/NameError/TypeError texts for malformed
   names) and state changes are the package's, and nothing is ever evaluated. Expressions the
   evaluator cannot reproduce without eval (a call of a builtin or of a name of the package's
@@ -54,6 +56,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
+from .bfcl_calls import parse_call
 from .environment import ToolOutcome
 from .trace import JsonDict, ToolCall, Trace
 
@@ -61,6 +64,9 @@ ERROR_PREFIX = "Error during execution: "
 REPR_LIMIT = 10_000
 # Initial-state snapshots one environment keeps (a few KB each; a run revisits tasks).
 SNAPSHOTS_KEPT = 256
+# Call strings one environment keeps read (BFCL's ground truth has ~700 distinct ones).
+CALLS_READ_KEPT = 4096
+_UNREAD = object()
 # multi_turn_utils.execute_multi_turn_func_call refuses these names before eval.
 BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 # Locals of execute_multi_turn_func_call at eval time: a call of one of these names resolves to
@@ -293,10 +299,12 @@ class _World:
         prefix: str,
         parsed: dict[tuple[str, str], Any],
         layout: _Layout | None = None,
+        read: dict[str, tuple[str, dict[str, Any]] | None] | None = None,
     ) -> None:
         self.instances = instances
         self.prefix = prefix
         self.parsed = parsed  # (prefix, call string) → AST or the exception; the environment's
+        self.read = {} if read is None else read  # call string → parse_call's; the environment's
         var_of, self.mapping, self.names = layout or _layout(prefix, instances)
         self.by_var: dict[str, Any] = {var_of[c]: inst for c, inst in instances.items()}
         # Methods are looked up on their instance when called (``names``: the public ones per
@@ -319,6 +327,19 @@ class _World:
             return result_string(method(**_fresh_arguments(arguments))), True
         except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
             return f"{ERROR_PREFIX}{exc}", True
+
+    def run_text(self, text: str) -> tuple[str, bool]:
+        """``run(text)``, through ``call`` when the string reads as ``name(key=literal, …)``
+        (`bfcl_calls.parse_call`; read once per string, for every task): the checker executes
+        every ground-truth call this way, and compiling each was a fifth of a replay."""
+        read = self.read.get(text, _UNREAD)
+        if read is _UNREAD:
+            if len(self.read) >= CALLS_READ_KEPT:
+                self.read.clear()
+            read = self.read[text] = parse_call(text)
+        if read is None:
+            return self.run(text)
+        return self.call(read[0], read[1], text)
 
     def run(self, text: str) -> tuple[str, bool]:
         """(result string, reproduced faithfully) for one call string."""
@@ -451,7 +472,7 @@ def _check_turn(
     ``model`` (their results ``model_results``): execute the ground truth's on ``truth``, then the
     empty-turn, state and response checks. The failure, or None; appends the turn's row."""
     checker, _, _, _ = _package()
-    gt_results = [truth.run(x)[0] for x in gt_calls]
+    gt_results = [truth.run_text(x)[0] for x in gt_calls]
     all_model.extend(model_results)
     row: JsonDict = {
         "turn": t,
@@ -580,6 +601,7 @@ class BFCLEnvironment:
         self._parsed: dict[tuple[str, str], Any] = {}  # (instance names, call string) → AST
         self._parsed_for: tuple[str, str] = ("", "")  # the (model, task id) they belong to
         self._layouts: dict[tuple[str, tuple[str, ...]], _Layout] = {}  # theirs too
+        self._read: dict[str, tuple[str, dict[str, Any]] | None] = {}  # for every task
         self._turn_check: _TurnChecker | None = None
         self._recorded: list[_Recorded] = []
         self._cursor = 0
@@ -758,7 +780,7 @@ class BFCLEnvironment:
         layout = self._layouts.get(key)
         if layout is None:
             layout = self._layouts[key] = _layout(prefix, instances)
-        return _World(instances, prefix, self._parsed, layout)
+        return _World(instances, prefix, self._parsed, layout, self._read)
 
     def _initial_snapshot(self) -> bytes:
         """The task's instances at their initial state, pickled once per initial state: every
@@ -850,7 +872,7 @@ class BFCLEnvironment:
             failure = None  # the checker from scratch: calls not in turn order, or re-checked
             for t, gt_calls in enumerate(gt):
                 texts = self._turn_calls.get(t, [])
-                results = [model.run(x)[0] for x in texts]
+                results = [model.run_text(x)[0] for x in texts]
                 failure = _check_turn(t, gt_calls, texts, results, model, truth, all_model, turns)
                 if failure is not None:
                     break
