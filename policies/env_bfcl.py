@@ -16,9 +16,10 @@ What the package does, and what this module does instead:
   *compiled to an AST only* and interpreted by a small evaluator that knows nothing but the
   task's fresh instances, their public methods and Python literals. A string that can only mean
   ``method(**arguments)`` (a decoded call with plain arguments; a ground-truth string that reads
-  as ``name(key=literal, …)``, `bfcl_calls`) calls the method directly, with the same outcome. So results, error messages
-  ("Error during execution: …", including SyntaxError/NameError/TypeError texts for malformed
-  names) and state changes are the package's, and nothing is ever evaluated. Expressions the
+  as ``name(key=literal, …)``, `bfcl_calls`) calls the method directly, with the same outcome.
+  So results, error messages ("Error during execution: …", including SyntaxError/NameError/
+  TypeError texts for malformed names) and state changes are the package's, and nothing is
+  ever evaluated. Expressions the
   evaluator cannot reproduce without eval (a call of a builtin or of a name of the package's
   module, attribute access on a result, ``**kwargs``) are not executed: the call gets an error
   outcome and the verdict is marked ``approximate``.
@@ -66,7 +67,6 @@ REPR_LIMIT = 10_000
 SNAPSHOTS_KEPT = 256
 # Call strings one environment keeps read (BFCL's ground truth has ~700 distinct ones).
 CALLS_READ_KEPT = 4096
-_UNREAD = object()
 # multi_turn_utils.execute_multi_turn_func_call refuses these names before eval.
 BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 # Locals of execute_multi_turn_func_call at eval time: a call of one of these names resolves to
@@ -332,8 +332,9 @@ class _World:
         """``run(text)``, through ``call`` when the string reads as ``name(key=literal, …)``
         (`bfcl_calls.parse_call`; read once per string, for every task): the checker executes
         every ground-truth call this way, and compiling each was a fifth of a replay."""
-        read = self.read.get(text, _UNREAD)
-        if read is _UNREAD:
+        if text in self.read:
+            read = self.read[text]
+        else:
             if len(self.read) >= CALLS_READ_KEPT:
                 self.read.clear()
             read = self.read[text] = parse_call(text)
