@@ -180,6 +180,9 @@ else:
 
 # --- Audit runs -----------------------------------------------------------------------------
 TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
+# Read and write an audit's batches on two threads beside the auditing (auditor.runs.lanes):
+# two more database connections per worker process; off, a chunk does all in one thread.
+TA_AUDIT_OVERLAP = env_bool("TA_AUDIT_OVERLAP", True)
 TA_EXPORT_CHUNK_ROWS = env_int("TA_EXPORT_CHUNK_ROWS", 500, minimum=1)
 TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
 TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
@@ -189,6 +192,9 @@ TA_SANDBOX_WORKERS = env_int("TA_SANDBOX_WORKERS", 2, minimum=1)
 TA_SANDBOX_TIMEOUT = env_int("TA_SANDBOX_TIMEOUT", 10, minimum=1)
 # Memory ceiling of each worker process (and of inline audits), MiB; 0 disables it.
 TA_WORKER_MEMORY_MB = env_int("TA_WORKER_MEMORY_MB", 4096)
+# The cyclic garbage collector's thresholds in processes that audit (auditor.limits.tune_gc);
+# empty: Python's own (700,10,10). Three integers, or ImproperlyConfigured at start.
+TA_GC_THRESHOLDS = env_list("TA_GC_THRESHOLDS", ["20000", "50", "100"])
 # A running upload or audit run whose worker has been silent this long is taken over.
 TA_STALE_SECONDS = env_int("TA_STALE_SECONDS", 120, minimum=1)
 # How often each worker looks for such leftovers (and for uploads accepted while the broker was

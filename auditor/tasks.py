@@ -35,9 +35,10 @@ def resume_stale_work() -> dict:
 
 @worker_process_init.connect
 def _limit_memory(**kwargs):  # type: ignore[no-untyped-def]
-    from auditor.limits import apply_memory_limit
+    from auditor.limits import apply_memory_limit, tune_gc
 
     apply_memory_limit()
+    tune_gc()
 
 
 def _queue_sweep() -> None:

@@ -66,6 +66,17 @@ def _cache_per_test(settings):  # type: ignore[no-untyped-def]
     }
 
 
+@pytest.fixture(autouse=True)
+def _audit_lanes_closed():  # type: ignore[no-untyped-def]
+    """An audit in this process leaves its read and write threads (auditor.runs.lanes) holding
+    connections to the test database, which its teardown could not then drop: closed after
+    each test that started them."""
+    yield
+    from auditor.runs import lanes
+
+    lanes.shutdown()
+
+
 # --- personas ----------------------------------------------------------------------------
 @pytest.fixture
 def alice(django_user_model):  # type: ignore[no-untyped-def]

@@ -19,6 +19,8 @@ from django.utils import timezone
 
 from auditor.runs.models import DECISION_FIELDS, AuditResult
 from auditor.runs.trajectory import split_trajectory
+from policies import PolicyResult
+from policies.jsonsafe import json_safe
 
 #: The columns a result row is written with, in COPY order.
 COLUMNS = (
@@ -31,6 +33,10 @@ COLUMNS = (
     "created_at",
 )
 _JSON_COLUMNS = frozenset({"record", "guarded_trajectory"})
+# orjson writes NaN and ±Infinity as null and tuples as arrays: the text `json_safe` would have
+# given, so a policy's own values are written without its copy (see `policy_row`).
+_DUMPS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+_PLAIN = (bool, str, int, type(None))
 
 
 def result_row(
@@ -48,6 +54,29 @@ def result_row(
         "guarded_from": start,
         **{f: d[f] for f in DECISION_FIELDS},
     }
+
+
+def policy_row(
+    run_id: int, trace_id: int, res: PolicyResult, events: Sequence[Any]
+) -> dict[str, Any]:
+    """`result_row` of a `PolicyResult` itself, without `PolicyResult.to_dict`'s strict-JSON copy
+    of the record and the whole trajectory (a fifth of the batch's own work, issue 17): the
+    record and the trajectory's suffix stay the policy's objects, `store_results` writes them
+    as the copy's text. The common prefix is found on the policy's own events, which are the
+    stored ones (policies.replay keeps each event's dict): an identity test per event."""
+    start, suffix = split_trajectory(events, res.guarded_trajectory)
+    row = {
+        "run_id": run_id,
+        "trace_id": trace_id,
+        "policy": res.policy,
+        "guarded_trajectory": suffix,
+        "guarded_from": start,
+        **{f: getattr(res, f) for f in DECISION_FIELDS},
+    }
+    for f in DECISION_FIELDS:  # a numpy bool or float from a policy's statistics, as to_dict has it
+        if f != "record" and not isinstance(row[f], _PLAIN):
+            row[f] = json_safe(row[f])
+    return row
 
 
 def store_results(rows: Sequence[dict[str, Any]]) -> None:
@@ -85,11 +114,16 @@ def _value(column: str, row: dict[str, Any], now: Any) -> Any:
         # SQL NULL for a missing trajectory, as the JSONField stores None (not JSON null).
         if value is None:
             return None
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        try:
+            return orjson.dumps(value, option=_DUMPS).decode()
+        except TypeError:  # what orjson cannot encode takes json_safe's walk
+            return orjson.dumps(json_safe(value), option=_DUMPS).decode()
     return value
 
 
 def _insert_ignoring_conflicts(rows: Sequence[dict[str, Any]]) -> None:
+    # The JSONField's encoder is the stdlib's, which writes NaN: strict JSON first (`policy_row`).
+    safe = [{k: json_safe(v) if k in _JSON_COLUMNS else v for k, v in r.items()} for r in rows]
     AuditResult.objects.bulk_create(
-        [AuditResult(**row) for row in rows], ignore_conflicts=True, batch_size=500
+        [AuditResult(**row) for row in safe], ignore_conflicts=True, batch_size=500
     )

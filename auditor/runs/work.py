@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -15,9 +17,10 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from auditor.llm.backend import RunBackend
+from auditor.runs import lanes
 from auditor.runs.calibration import executed_labels, label_events, verifier_of
 from auditor.runs.models import AuditItem, AuditRun, Calibration
-from auditor.runs.store import result_row, store_results
+from auditor.runs.store import policy_row, store_results
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
 from policies import Auditor, Judge
@@ -30,8 +33,11 @@ log = logging.getLogger(__name__)
 #: (TwinCheck's human gate opens its pair queue) without runs importing annotation.
 run_finished = Signal()
 
-#: ``progress(traces done, traces to do)`` of one chunk, after each batch.
+#: ``progress(traces done, traces to do)`` of one chunk, after each batch is stored.
 Progress = Callable[[int, int], None]
+
+#: Traces audited and stored together: one read, one COPY and one update per batch.
+BATCH_TRACES = 50
 
 
 def with_env_name(traces: QuerySet[Trace]) -> QuerySet[Trace]:
@@ -127,27 +133,46 @@ def audit_chunk_process(
         )
         finish_if_complete(run.pk)
         return 0
+    parts = [pending[i : i + BATCH_TRACES] for i in range(0, len(pending), BATCH_TRACES)]
+    threaded = lanes.overlap_possible()
     done = 0
-    batch_size = 50
-    for start in range(0, len(pending), batch_size):
-        part = pending[start : start + batch_size]
-        events_by_trace = load_events(part)
-        if auditors.backend is not None:
-            auditors.backend.prefetch(part)
-        try:
-            finished = _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
-        finally:
+    loading = lanes.submit("read", threaded, load_events, parts[0])
+    writing: Future[int] | None = None
+    try:
+        for i, part in enumerate(parts):
+            events_by_trace = loading.result()
+            if i + 1 < len(parts):  # the next batch's events are read while this one is audited
+                loading = lanes.submit("read", threaded, load_events, parts[i + 1])
             if auditors.backend is not None:
-                auditors.backend.flush()
-        del events_by_trace  # before the next batch's are loaded, not after
-        done += len(part)
-        # The run page's done count moves by the items this batch took out of pending — not a
-        # count of the run's items per batch, which grows with the run (O(n²) at 10⁵ traces).
-        job_heartbeat(AuditRun.objects.filter(pk=run.pk), traces_done=F("traces_done") + finished)
-        if progress is not None:
-            progress(done, len(pending))
+                auditors.backend.prefetch(part)
+            try:
+                batch = _audit_batch(run, [traces[t] for t in part], events_by_trace, auditors)
+            finally:
+                if auditors.backend is not None:
+                    auditors.backend.flush()
+            del events_by_trace  # before the next batch's are read ahead, not after
+            if writing is not None:  # at most one batch of results waits to be written
+                writing.result()
+                if progress is not None:
+                    progress(done, len(pending))
+            writing = lanes.submit("write", threaded, _store_batch, run.pk, batch)
+            done += len(part)
+    finally:  # a batch handed to the writer is stored (or its error raised) before we return
+        if writing is not None:
+            writing.result()
+    if progress is not None:
+        progress(done, len(pending))
     finish_if_complete(run.pk)
     return done
+
+
+@dataclass(slots=True)
+class Batch:
+    """A batch's audit, to be stored: its result rows, the traces audited, those that failed."""
+
+    rows: list[dict[str, Any]]
+    done: list[int]
+    failed: list[tuple[int, str]]
 
 
 def _audit_batch(
@@ -155,15 +180,11 @@ def _audit_batch(
     traces: list[Trace],
     events_by_trace: dict[int, list[dict]],
     auditors: AuditorCache,
-) -> int:
-    """Audit a batch of traces and store their results in one transaction (one COPY, one
-    update), so the database round trips do not dominate the policies' own work. Returns how
-    many of its items left pending here (not those a redelivered copy finished first)."""
-    rows: list[dict[str, Any]] = []
-    done: list[int] = []
-    failed: list[tuple[int, str]] = []
+) -> Batch:
+    """Audit a batch of traces; a trace whose audit raises is a failed item, not a failed run."""
+    batch = Batch([], [], [])
     for trace in traces:
-        stored = events_by_trace[trace.pk]  # as the database holds them: see result_row
+        stored = events_by_trace[trace.pk]  # as the database holds them: see policy_row
         events = label_events(stored, auditors.executed)
         try:
             auditor = auditors.for_trace(trace.env_name, trace.model, events)
@@ -176,21 +197,30 @@ def _audit_batch(
                 _model_refs(results, elicited, auditors.backend.take_recheck_calls())
         except Exception as exc:  # noqa: BLE001 — a bad trace must not stop the run
             log.exception("audit of trace %s in run %s failed", trace.pk, run.pk)
-            failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
+            batch.failed.append((trace.pk, f"{type(exc).__name__}: {exc}"[:4000]))
             continue
-        for name, res in results.items():
-            rows.append(result_row(run.pk, trace.pk, name, res.to_dict(), stored))
-        done.append(trace.pk)
-    pending = AuditItem.objects.filter(run=run, status=AuditItem.Status.PENDING)
+        batch.rows.extend(policy_row(run.pk, trace.pk, res, stored) for res in results.values())
+        batch.done.append(trace.pk)
+    return batch
+
+
+def _store_batch(run_id: int, batch: Batch) -> int:
+    """Store a batch's results in one transaction (one COPY, one update), so the database round
+    trips do not dominate the policies' own work, and move the run's done count. Returns how
+    many of its items left pending here (not those a redelivered copy finished first)."""
+    pending = AuditItem.objects.filter(run_id=run_id, status=AuditItem.Status.PENDING)
     with transaction.atomic():
-        store_results(rows)
-        finished = pending.filter(trace_id__in=done).update(
+        store_results(batch.rows)
+        finished = pending.filter(trace_id__in=batch.done).update(
             status=AuditItem.Status.DONE, error="", attempts=F("attempts") + 1
         )
-        for trace_id, error in failed:
+        for trace_id, error in batch.failed:
             finished += pending.filter(trace_id=trace_id).update(
                 status=AuditItem.Status.ERROR, error=error, attempts=F("attempts") + 1
             )
+    # The run page's done count moves by the items this batch took out of pending — not a
+    # count of the run's items per batch, which grows with the run (O(n²) at 10⁵ traces).
+    job_heartbeat(AuditRun.objects.filter(pk=run_id), traces_done=F("traces_done") + finished)
     return finished
 
 

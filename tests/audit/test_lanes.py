@@ -1,0 +1,98 @@
+"""A chunk's batches read and stored on threads beside the auditing (auditor.runs.lanes): the
+same results as one thread doing all, a failed write raised with its batch left pending, and the
+work kept in the caller's thread inside a transaction the threads' connections could not see."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from auditor.models import AuditItem, AuditResult, AuditRun
+from auditor.runs import work
+from auditor.runs.models import DECISION_FIELDS
+from auditor.runs.services import audit_run_create, audit_run_start
+from tests.audit.test_runs import LDB, SYCON, ingest_file
+
+COLUMNS = ("trace_id", "policy", "guarded_trajectory", "guarded_from", *DECISION_FIELDS)
+
+
+def store_threads(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """The names of the threads each batch was stored on, in order."""
+    names: list[str] = []
+    store = work._store_batch
+
+    def recording(run_id, batch):  # type: ignore[no-untyped-def]
+        names.append(threading.current_thread().name)
+        return store(run_id, batch)
+
+    monkeypatch.setattr(work, "_store_batch", recording)
+    return names
+
+
+def audited(project, progress=None) -> AuditRun:  # type: ignore[no-untyped-def]
+    run = audit_run_create(project=project, enqueue=False, environment="none")
+    audit_run_start(run_id=run.pk, inline=True, progress=progress)
+    run.refresh_from_db()
+    return run
+
+
+def stored(run: AuditRun) -> dict[tuple[int, str], dict]:
+    rows = AuditResult.objects.filter(run=run).values(*COLUMNS)
+    return {(r["trace_id"], r["policy"]): r for r in rows}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_overlapped_batches_store_what_one_thread_stores(project, settings, monkeypatch):
+    ingest_file(project, SYCON)  # 200 traces: four batches, so reads and writes overlap
+    ingest_file(project, LDB)
+    threads = store_threads(monkeypatch)
+    calls: list[tuple[int, int]] = []
+    run = audited(project, progress=lambda done, total: calls.append((done, total)))
+    assert run.status == "done" and run.error_count == 0 and run.traces_done == 364
+    assert len(threads) == 8 and all(t.startswith("ta-write") for t in threads), threads
+    # the bar moves once per stored batch, up to every trace
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls) and calls[-1] == (364, 364)
+
+    settings.TA_AUDIT_OVERLAP = False
+    threads.clear()
+    alone = audited(project)
+    assert threads == ["MainThread"] * 8
+    assert stored(run) == stored(alone) and len(stored(run)) == 364 * 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_write_is_raised_and_its_batch_stays_pending(project, monkeypatch):
+    ingest_file(project, SYCON)
+    writes = 0
+    store = work.store_results
+
+    def second_fails(rows):  # type: ignore[no-untyped-def]
+        nonlocal writes
+        writes += 1
+        if writes == 2:
+            raise RuntimeError("the database went away")
+        store(rows)
+
+    monkeypatch.setattr(work, "store_results", second_fails)
+    run = audit_run_create(project=project, enqueue=False, environment="none")
+    with pytest.raises(RuntimeError, match="went away"):
+        audit_run_start(run_id=run.pk, inline=True)
+    # the first batch is stored whole; the failed one and those after it wait for a retry
+    items = AuditItem.objects.filter(run=run)
+    done = set(items.filter(status="done").values_list("trace_id", flat=True))
+    assert len(done) == work.BATCH_TRACES
+    assert items.filter(status="pending").count() == 200 - work.BATCH_TRACES
+    assert set(AuditResult.objects.filter(run=run).values_list("trace_id", flat=True)) == done
+    run.refresh_from_db()
+    assert run.status == "running" and run.traces_done == work.BATCH_TRACES
+
+
+@pytest.mark.django_db
+def test_inside_a_transaction_the_batches_stay_in_this_thread(project, monkeypatch):
+    """A test's transaction (or a caller's atomic block) holds rows no other connection sees."""
+    ingest_file(project, SYCON)
+    threads = store_threads(monkeypatch)
+    run = audited(project)
+    assert run.status == "done" and run.traces_done == 200
+    assert threads == ["MainThread"] * 4
