@@ -2,7 +2,7 @@
 
 The BFCL environment executes a call string (a ground-truth call, a re-checked model call) the
 package's way: the method names prefixed with an instance variable, the string compiled to an
-AST and evaluated (`env_bfcl._World.run`). For most strings that can only mean
+AST and evaluated (`bfcl_world._World.run`). For most strings that can only mean
 ``method(**arguments)``, which `_World.call` executes directly. This reads such strings: keyword
 arguments only, each value a literal written the one way Python reads it as that value —
 
