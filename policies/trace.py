@@ -263,7 +263,7 @@ def _tool_specs(raw: Any) -> list[ToolSpec]:
                 name if type(name) is str else _str(name),
                 desc if type(desc) is str else _str(desc),
                 params if type(params) is dict else _dict(params),
-                ro if type(ro) is bool else (_bool(ro) or False),
+                ro if type(ro) is bool else (ro is not None and (_bool(ro) or False)),
             )
         )
     return specs
