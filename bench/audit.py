@@ -245,17 +245,61 @@ def timed_worker_run(project, concurrency: int, log: Path):  # type: ignore[no-u
 
     worker = start_worker(concurrency, log)
     try:
+        pool = worker_processes(worker.pid)
+        cpu0 = {"workers": sum(map(cpu_seconds, pool)), "postgres": postgres_cpu_seconds()}
         t0 = time.perf_counter()
         run = audit_run_create(project=project, environment="none")
         while AuditRun.objects.get(pk=run.pk).status != "done":
             time.sleep(0.05)
         elapsed = time.perf_counter() - t0
-        rss = [peak_rss_mb(p) for p in worker_processes(worker.pid)]
+        cpu = {"workers": sum(map(cpu_seconds, pool)), "postgres": postgres_cpu_seconds()}
+        rss = [peak_rss_mb(p) for p in pool]
     finally:
         os.killpg(worker.pid, 15)
         worker.wait(timeout=30)
     run.refresh_from_db()
+    used = {k: cpu[k] - cpu0[k] for k in cpu}
+    print(
+        f"  CPU seconds during the run: worker pool processes {used['workers']:.2f}, "
+        f"PostgreSQL (the whole server) {used['postgres']:.2f}; wall {elapsed:.2f}"
+    )
     return run, elapsed, rss
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int, *, children: bool = False) -> float:
+    """User + system CPU seconds of a live process (and of its reaped children), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return ticks / _TICK
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU seconds of the PostgreSQL server on this machine: its live processes, plus the
+    backends that exited (the postmaster reaps them, so they count in its children's time).
+    The database's share of the cores the workers run on; other databases' clients count too."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if "(postgres)" not in text:
+            continue
+        pid = int(stat.parent.name)
+        ppid = int(text.rsplit(")", 1)[1].split()[1])
+        # the postmaster is the postgres process whose parent is not postgres
+        parent = Path(f"/proc/{ppid}/stat")
+        is_master = not parent.exists() or "(postgres)" not in parent.read_text()
+        total += cpu_seconds(pid, children=is_master)
+    return total
 
 
 def print_sizes(run, n: int) -> None:  # type: ignore[no-untyped-def]

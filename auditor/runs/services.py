@@ -170,11 +170,29 @@ def audit_run_start(
     if not ids:
         finish_if_complete(run.pk)
     elif inline:
-        audit_chunk_process(run_id=run.pk, trace_ids=ids, progress=progress)
+        _audit_inline(run.pk, ids, progress)
     else:
         transaction.on_commit(lambda: _enqueue_chunks(run, ids))
     run.refresh_from_db()
     return run
+
+
+#: Traces per chunk of an inline audit: its chunks run one after the other in this process, so
+#: only a chunk's traces and items are held (all 10⁵ of a run at once: a query with 10⁵
+#: parameters and their Trace objects, ~150 MB), and the read-ahead restarts once per chunk.
+INLINE_CHUNK_TRACES = 2000
+
+
+def _audit_inline(run_id: int, ids: list[int], progress: Progress | None) -> None:
+    for start in range(0, len(ids), INLINE_CHUNK_TRACES):
+        chunk = ids[start : start + INLINE_CHUNK_TRACES]
+        # the bar counts the run's traces, not the chunk's
+        step = None if progress is None else _offset(progress, start, len(ids))
+        audit_chunk_process(run_id=run_id, trace_ids=chunk, progress=step)
+
+
+def _offset(progress: Progress, before: int, total: int) -> Progress:
+    return lambda done, _chunk_total: progress(before + done, total)
 
 
 # --- retrying and resuming -------------------------------------------------------------------

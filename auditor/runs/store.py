@@ -11,6 +11,7 @@ written again the idempotent way (INSERT … ON CONFLICT DO NOTHING) — rare, a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -98,27 +99,30 @@ def _copy(rows: Sequence[dict[str, Any]]) -> None:
     now = timezone.now()
     table = connection.ops.quote_name(AuditResult._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(c) for c in COLUMNS)
+    values = itemgetter(*COLUMNS[:-1])  # all but created_at, in COPY order, read in C
     # The raw psycopg cursor (Django's has no COPY): its errors are mapped to Django's by hand,
     # so a conflict arrives as the IntegrityError store_results handles.
     with connection.cursor() as cur, connection.wrap_database_errors:
         with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
             for row in rows:
-                copy.write_row([_value(c, row, now) for c in COLUMNS])
+                line = list(values(row))
+                for i in _JSON_POSITIONS:
+                    line[i] = _json_text(line[i])
+                line.append(now)
+                copy.write_row(line)
 
 
-def _value(column: str, row: dict[str, Any], now: Any) -> Any:
-    if column == "created_at":
-        return now
-    value = row[column]
-    if column in _JSON_COLUMNS:
-        # SQL NULL for a missing trajectory, as the JSONField stores None (not JSON null).
-        if value is None:
-            return None
-        try:
-            return orjson.dumps(value, option=_DUMPS).decode()
-        except TypeError:  # what orjson cannot encode takes json_safe's walk
-            return orjson.dumps(json_safe(value), option=_DUMPS).decode()
-    return value
+_JSON_POSITIONS = tuple(i for i, c in enumerate(COLUMNS) if c in _JSON_COLUMNS)
+
+
+def _json_text(value: Any) -> str | None:
+    # SQL NULL for a missing trajectory, as the JSONField stores None (not JSON null).
+    if value is None:
+        return None
+    try:
+        return orjson.dumps(value, option=_DUMPS).decode()
+    except TypeError:  # what orjson cannot encode takes json_safe's walk
+        return orjson.dumps(json_safe(value), option=_DUMPS).decode()
 
 
 def _insert_ignoring_conflicts(rows: Sequence[dict[str, Any]]) -> None:

@@ -4,6 +4,7 @@ one transaction per batch, and finish the run once no trace is pending."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -36,6 +37,9 @@ run_finished = Signal()
 #: ``progress(traces done, traces to do)`` of one chunk, after each batch is stored.
 Progress = Callable[[int, int], None]
 
+#: The last run's `AuditorCache` per thread (`AuditorCache.for_run`).
+_kept = threading.local()
+
 #: Traces audited and stored together: one read, one COPY and one update per batch.
 BATCH_TRACES = 50
 
@@ -52,6 +56,22 @@ def with_env_name(traces: QuerySet[Trace]) -> QuerySet[Trace]:
 class AuditorCache:
     """One `Auditor` per (environment kind, calibration group), built on first use; with a
     model configured, all of them share one `RunBackend` (cache, budget, statistics)."""
+
+    @classmethod
+    def for_run(cls, run: AuditRun) -> AuditorCache:
+        """The run's auditors, kept by this thread from the run's previous chunk. A run's
+        policies, settings and calibration do not change once its chunks are queued (the
+        calibration is made before), so building them again for each chunk of a hundred traces
+        — two queries, the auditors, their environments — was waste (issue 17); a chunk then
+        audits as a part of one long chunk would. Not kept with a model configured: its backend
+        holds a chunk's budget and statistics."""
+        key = (run.pk, run.created_at)
+        kept = getattr(_kept, "auditors", None)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        auditors = cls(run)
+        _kept.auditors = (key, auditors) if auditors.backend is None else None
+        return auditors
 
     def __init__(self, run: AuditRun, judge: Judge | None = None) -> None:
         self.run = run
@@ -124,7 +144,7 @@ def audit_chunk_process(
         return 0
     traces = {t.pk: t for t in with_env_name(Trace.objects.filter(pk__in=pending))}
     try:
-        auditors = AuditorCache(run)
+        auditors = AuditorCache.for_run(run)
     except ValueError as exc:  # ApiKeyError, or stored model settings this version rejects
         # The model's key cannot be read here: every trace of the chunk fails with the reason
         # (the run completes; "Retry failed traces" works once the worker can read the key).
