@@ -111,6 +111,9 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery ---------------------------------------------------------------------------------
+# The module that builds the Celery app: common.retrying loads it where a task is defined (the
+# app loads on first use, not at Django start: auditor/__init__.py).
+TA_CELERY_APP = "auditor.celery"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"

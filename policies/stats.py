@@ -57,13 +57,22 @@ def stratified_bootstrap_means(
     strata: dict[Hashable, list[tuple[float, ...]]] = defaultdict(list)
     for i, c in enumerate(cats):
         strata[c].append(tuple(float(col[i]) for col in columns))
+    constant = _constant_means(strata, len(columns), n, n_boot, seed)
+    if constant is not None:
+        return constant
+    return _multinomial_means(strata, len(columns), n, n_boot, seed)
+
+
+def _multinomial_means(
+    strata: dict[Hashable, list[tuple[float, ...]]], k: int, n: int, n_boot: int, seed: Any
+) -> list[list[float]]:
     # Resampling m rows with replacement from a stratum is a multinomial draw over its distinct
     # rows (with their counts as weights): the same distribution, drawn in O(n_boot x k)
     # instead of O(n_boot x m) — outcomes are 0/1, so a row takes a handful of values.
     import numpy as np  # here, not at module level: keeps numpy out of the per-trace imports
 
     rng = np.random.default_rng(seed)
-    totals = np.zeros((n_boot, len(columns)))
+    totals = np.zeros((n_boot, k))
     for key in sorted(strata, key=repr):
         rows, counts = np.unique(
             np.asarray(strata[key], dtype=np.float64), axis=0, return_counts=True
@@ -71,7 +80,31 @@ def stratified_bootstrap_means(
         draws = rng.multinomial(len(strata[key]), counts / counts.sum(), size=n_boot)
         totals += draws @ rows
     means = totals / max(n, 1)
-    return [sorted(means[:, j].tolist()) for j in range(len(columns))]
+    return [sorted(means[:, j].tolist()) for j in range(k)]
+
+
+def _constant_means(
+    strata: dict[Hashable, list[tuple[float, ...]]], k: int, n: int, n_boot: int, seed: Any
+) -> list[list[float]] | None:
+    """The bootstrap when every stratum holds one distinct row (a run with no discordant
+    pair: every difference 0): each resample of a stratum of m rows is m times that row, so
+    every replicate's mean is the same number. It is computed as the general path does — per
+    stratum in the same order, m x row, summed from 0.0, divided by n, each one IEEE operation
+    as numpy's — without numpy, ~40 ms of importing in a short CLI audit (issue 17). None
+    (the general path) otherwise, and for the arguments numpy would reject."""
+    if type(seed) is not int or seed < 0 or type(n_boot) is not int or n_boot < 0:
+        return None
+    rows = []
+    for key in sorted(strata, key=repr):
+        first, *rest = strata[key]
+        if any(r != first for r in rest) or any(v != v for v in first):  # v != v: NaN
+            return None
+        rows.append((len(strata[key]), first))
+    totals = [0.0] * k
+    for m, row in rows:
+        for j in range(k):
+            totals[j] += m * row[j]
+    return [[t / max(n, 1)] * n_boot for t in totals]
 
 
 def paired_bootstrap_ci(
