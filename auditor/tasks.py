@@ -35,10 +35,11 @@ def resume_stale_work() -> dict:
 
 @worker_process_init.connect
 def _limit_memory(**kwargs):  # type: ignore[no-untyped-def]
-    from auditor.limits import apply_memory_limit, tune_gc
+    from auditor.limits import apply_memory_limit, tune_gc, tune_switch_interval
 
     apply_memory_limit()
     tune_gc()
+    tune_switch_interval()
 
 
 def _queue_sweep() -> None:
