@@ -111,6 +111,9 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery ---------------------------------------------------------------------------------
+# The module that builds the Celery app: common.retrying loads it where a task is defined (the
+# app loads on first use, not at Django start: auditor/__init__.py).
+TA_CELERY_APP = "auditor.celery"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _broker_dir = VAR_DIR / "broker"
@@ -192,6 +195,9 @@ TA_WORKER_MEMORY_MB = env_int("TA_WORKER_MEMORY_MB", 4096)
 # The cyclic garbage collector's thresholds in processes that audit (auditor.limits.tune_gc);
 # empty: Python's own (700,10,10). Three integers, or ImproperlyConfigured at start.
 TA_GC_THRESHOLDS = env_list("TA_GC_THRESHOLDS", ["20000", "50", "100"])
+# How often auditing processes hand the interpreter lock between threads (auditor.limits);
+# 0: Python's own 5 ms.
+TA_SWITCH_INTERVAL_MS = env_float("TA_SWITCH_INTERVAL_MS", 1.0)
 # A running upload or audit run whose worker has been silent this long is taken over.
 TA_STALE_SECONDS = env_int("TA_STALE_SECONDS", 120, minimum=1)
 # How often each worker looks for such leftovers (and for uploads accepted while the broker was

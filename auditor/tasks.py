@@ -10,6 +10,7 @@ import threading
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
 
+from auditor import celery  # noqa: F401  (the app these tasks go to: auditor/__init__.py)
 from auditor.exports import tasks as export_tasks  # noqa: F401  (registers the build task)
 from auditor.exports.services import exports_resume_stale
 from auditor.runs import tasks as run_tasks  # noqa: F401  (registers the run tasks)
@@ -34,10 +35,11 @@ def resume_stale_work() -> dict:
 
 @worker_process_init.connect
 def _limit_memory(**kwargs):  # type: ignore[no-untyped-def]
-    from auditor.limits import apply_memory_limit, tune_gc
+    from auditor.limits import apply_memory_limit, tune_gc, tune_switch_interval
 
     apply_memory_limit()
     tune_gc()
+    tune_switch_interval()
 
 
 def _queue_sweep() -> None:

@@ -92,6 +92,12 @@ def main() -> None:
     parser.add_argument(
         "--baseline-traces", type=int, default=4000, help="policies-only baselines on this many"
     )
+    parser.add_argument(
+        "--keep",
+        metavar="PROJECT",
+        default="",
+        help="ingest into this project once and keep it (10^5 traces take ~10 min to ingest)",
+    )
     args = parser.parse_args()
 
     import django
@@ -116,9 +122,12 @@ def main() -> None:
     from traces.services import upload_create, upload_process
 
     redis_lib.Redis.from_url(os.environ["CELERY_BROKER_URL"]).flushdb()
-    project = Project.objects.create(name=f"bench-audit-{time.time_ns()}")
+    kept = Project.objects.filter(name=args.keep).first() if args.keep else None
+    if kept is not None and Trace.objects.filter(project=kept).count() != args.traces:
+        sys.exit(f"project {args.keep!r} holds other traces than --traces {args.traces}")
+    project = kept or Project.objects.create(name=args.keep or f"bench-audit-{time.time_ns()}")
     # In uploads of at most 10,000 traces: 10⁵ traces built at once would not fit in memory.
-    for part in trace_parts(args.traces, args.events):
+    for part in [] if kept is not None else trace_parts(args.traces, args.events):
         data = b"".join(orjson.dumps(e) + b"\n" for t in part for e in t)
         up, _ = upload_create(
             project=project, fileobj=data, filename="bench.jsonl", source="cli", enqueue=False
@@ -133,7 +142,9 @@ def main() -> None:
     # runs' deleted rows otherwise mislead the planner into sequential scans).
     with connection.cursor() as cur:
         cur.execute("ANALYZE traces_event; ANALYZE traces_trace")
-    print(f"{args.traces} traces x {args.events} events ingested")
+    print(f"{args.traces} traces x {args.events} events {'kept' if kept else 'ingested'}")
+    if kept is not None:
+        drop_runs(project)
 
     # The policies-only baselines on the first traces (at most --baseline-traces: a rate per
     # trace; all 10⁵ traces' events would not fit in memory), best of --repeat.
@@ -154,7 +165,8 @@ def main() -> None:
 
     if args.llm:
         llm_comparison(project, args.traces)
-        project.delete()
+        if not args.keep:
+            project.delete()
         return
     # The results table compacted (earlier benchmarks' deleted rows): its size after the first
     # run is that run's alone, if no other project's results are kept in this database.
@@ -196,7 +208,24 @@ def main() -> None:
             f"scaling 1 -> 2 processes: {rates[2] / rates[1]:.2f}x (the machine has "
             f"{os.cpu_count()} cores, shared with PostgreSQL and Redis)"
         )
-    project.delete()
+    if args.keep:
+        drop_runs(project)
+    else:
+        project.delete()
+
+
+def drop_runs(project) -> None:  # type: ignore[no-untyped-def]
+    """The kept project's audit runs gone, their 10⁵-row tables by SQL (the ORM's cascade would
+    read every result's id first)."""
+    from django.db import connection
+
+    from auditor.models import AuditRun
+
+    runs = list(AuditRun.objects.filter(project=project).values_list("pk", flat=True))
+    with connection.cursor() as cur:
+        for table in ("auditor_auditresult", "auditor_audititem", "auditor_calibration"):
+            cur.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)", [runs])
+    AuditRun.objects.filter(pk__in=runs).delete()
 
 
 def best_rate(auditor, ids, events, repeat: int) -> float:  # type: ignore[no-untyped-def]
@@ -245,17 +274,61 @@ def timed_worker_run(project, concurrency: int, log: Path):  # type: ignore[no-u
 
     worker = start_worker(concurrency, log)
     try:
+        pool = worker_processes(worker.pid)
+        cpu0 = {"workers": sum(map(cpu_seconds, pool)), "postgres": postgres_cpu_seconds()}
         t0 = time.perf_counter()
         run = audit_run_create(project=project, environment="none")
         while AuditRun.objects.get(pk=run.pk).status != "done":
             time.sleep(0.05)
         elapsed = time.perf_counter() - t0
-        rss = [peak_rss_mb(p) for p in worker_processes(worker.pid)]
+        cpu = {"workers": sum(map(cpu_seconds, pool)), "postgres": postgres_cpu_seconds()}
+        rss = [peak_rss_mb(p) for p in pool]
     finally:
         os.killpg(worker.pid, 15)
         worker.wait(timeout=30)
     run.refresh_from_db()
+    used = {k: cpu[k] - cpu0[k] for k in cpu}
+    print(
+        f"  CPU seconds during the run: worker pool processes {used['workers']:.2f}, "
+        f"PostgreSQL (the whole server) {used['postgres']:.2f}; wall {elapsed:.2f}"
+    )
     return run, elapsed, rss
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int, *, children: bool = False) -> float:
+    """User + system CPU seconds of a live process (and of its reaped children), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime
+    if children:
+        ticks += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return ticks / _TICK
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU seconds of the PostgreSQL server on this machine: its live processes, plus the
+    backends that exited (the postmaster reaps them, so they count in its children's time).
+    The database's share of the cores the workers run on; other databases' clients count too."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if "(postgres)" not in text:
+            continue
+        pid = int(stat.parent.name)
+        ppid = int(text.rsplit(")", 1)[1].split()[1])
+        # the postmaster is the postgres process whose parent is not postgres
+        parent = Path(f"/proc/{ppid}/stat")
+        is_master = not parent.exists() or "(postgres)" not in parent.read_text()
+        total += cpu_seconds(pid, children=is_master)
+    return total
 
 
 def print_sizes(run, n: int) -> None:  # type: ignore[no-untyped-def]

@@ -11,9 +11,11 @@ most 300 s, up to 8 times. Every task is idempotent, so a retry only does what i
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any
 
 from celery import shared_task
+from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 TRANSIENT = (OperationalError, InterfaceError)
@@ -31,6 +33,11 @@ def retrying_task(
     """Make `fn(*ids)` a Celery task named `name` (names are explicit so moving a module never
     orphans queued messages). `on_transient(*ids)` runs after a transient error, before the
     retry; a database error inside it is ignored (the database is the thing that is down)."""
+
+    # The project's Celery app loads on first use (auditor/__init__.py), and a task is queued
+    # only after its module is imported: loading the app here makes it the one every queued
+    # task goes to. Named by a setting: common sits below the app and may not import it.
+    import_module(settings.TA_CELERY_APP)
 
     def decorate(fn: Callable[..., Any]) -> Any:
         def run(self: Any, *args: Any) -> Any:

@@ -14,9 +14,12 @@ What the package does, and what this module does instead:
   with the instances kept in the module's globals (keyed by model name and test id). Here the same
   string is built and prefixed (with the package's own function), refused by the same rule, then
   *compiled to an AST only* and interpreted by a small evaluator that knows nothing but the
-  task's fresh instances, their public methods and Python literals. So results, error messages
-  ("Error during execution: …", including SyntaxError/NameError/TypeError texts for malformed
-  names) and state changes are the package's, and nothing is ever evaluated. Expressions the
+  task's fresh instances, their public methods and Python literals. A string that can only mean
+  ``method(**arguments)`` (a decoded call with plain arguments; a ground-truth string that reads
+  as ``name(key=literal, …)``, `bfcl_calls`) calls the method directly, with the same outcome.
+  So results, error messages ("Error during execution: …", including SyntaxError/NameError/
+  TypeError texts for malformed names) and state changes are the package's, and nothing is
+  ever evaluated. Expressions the
   evaluator cannot reproduce without eval (a call of a builtin or of a name of the package's
   module, attribute access on a result, ``**kwargs``) are not executed: the call gets an error
   outcome and the verdict is marked ``approximate``.
@@ -34,348 +37,39 @@ package's ``class_method_name_mapping``. The package neither hides ``excluded_fu
 missed functions from execution (only from the prompt), so by default neither does this module
 (``availability="package"``, for fidelity); ``availability="strict"`` refuses them.
 
-No Django here (SPEC §2); the package is imported when an environment is built.
+Worlds and the executor of call strings are `bfcl_world`'s; this module holds the environment
+and the checker's turns. No Django here (SPEC §2); the package is imported when an environment
+is built.
 """
 
 from __future__ import annotations
 
-import ast
-import builtins
 import copy
-import importlib
-import inspect
 import json
-import keyword
-import math
 import pickle
-import re
-import warnings
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, Literal
 
+from .bfcl_world import (
+    ERROR_PREFIX,
+    _initial_instances,
+    _Layout,
+    _layout,
+    _package,
+    _World,
+    call_string,
+    jsonable,
+    outcome_status,
+)
 from .environment import ToolOutcome
 from .trace import JsonDict, ToolCall, Trace
 
-ERROR_PREFIX = "Error during execution: "
-REPR_LIMIT = 10_000
 # Initial-state snapshots one environment keeps (a few KB each; a run revisits tasks).
 SNAPSHOTS_KEPT = 256
-# multi_turn_utils.execute_multi_turn_func_call refuses these names before eval.
-BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
-# Locals of execute_multi_turn_func_call at eval time: a call of one of these names resolves to
-# the package's own objects under eval, which this module does not reproduce.
-_PACKAGE_LOCALS = frozenset(
-    "func_call_list initial_config involved_classes model_name test_entry_id long_context "
-    "is_evaL_run class_method_name_mapping involved_instances class_name module_name "
-    "instance_name class_instance method_name method execution_results func_call "
-    "func_call_copy module class_ e".split()
-)
-_POSITIONAL = re.compile(r"_\d+").fullmatch  # call_string writes these positionally
 NOT_DECODED = (
     "Not executed: the package could not decode this step's arguments, so it neither executed "
     "nor scored its calls"
 )
-
-
-class _Unsupported(Exception):
-    """An expression the package evaluates with Python's eval but this module does not."""
-
-
-@cache
-def _package() -> tuple[Any, Any, dict[str, str], frozenset[str]]:
-    """The package's checker and utils modules, class paths and stateless classes."""
-    from bfcl_eval.constants.executable_backend_config import (  # type: ignore[import-untyped]
-        CLASS_FILE_PATH_MAPPING,
-        STATELESS_CLASSES,
-    )
-    from bfcl_eval.eval_checker.multi_turn_eval import (  # type: ignore[import-untyped]
-        multi_turn_checker,
-        multi_turn_utils,
-    )
-
-    return (
-        multi_turn_checker,
-        multi_turn_utils,
-        dict(CLASS_FILE_PATH_MAPPING),
-        frozenset(STATELESS_CLASSES),
-    )
-
-
-@cache
-def _reserved_names() -> frozenset[str]:
-    _, utils, _, _ = _package()
-    return frozenset(vars(utils)) | frozenset(dir(builtins)) | _PACKAGE_LOCALS
-
-
-@cache
-def _api_class(class_name: str) -> type:
-    _, _, paths, _ = _package()
-    if class_name not in paths:
-        raise KeyError(class_name)
-    cls: type = getattr(importlib.import_module(paths[class_name]), class_name)
-    return cls
-
-
-def _public_methods(instance: Any) -> list[str]:
-    # As execute_multi_turn_func_call: inspect.getmembers(..., ismethod), skipping "_" names.
-    return [
-        name
-        for name, _ in inspect.getmembers(instance, predicate=inspect.ismethod)
-        if not name.startswith("_")
-    ]
-
-
-def jsonable(value: Any, depth: int = 0) -> Any:
-    """JSON-ready copy (bfcl_eval.utils.make_json_serializable's rule: str() the rest, here
-    truncated to REPR_LIMIT characters)."""
-    if depth > 50:
-        return str(value)
-    if isinstance(value, dict):
-        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple | set):
-        return [jsonable(v, depth + 1) for v in value]
-    if value is None or isinstance(value, str | int | bool):
-        return value
-    if isinstance(value, float):
-        return value if value == value and value not in (float("inf"), float("-inf")) else None
-    text = str(value)  # API objects (files, directories, …) by their own repr, kept short
-    return text if len(text) <= REPR_LIMIT else text[: REPR_LIMIT - 1] + "…"
-
-
-def call_string(name: str, arguments: dict[str, Any]) -> str:
-    """The string the package executes for a decoded call: the FC handler's
-    ``convert_to_function_call`` (``name(k=repr(v),…)``). Positional arguments (``_0``, ``_1``
-    from a prompting model's decoded text) come first, as written."""
-    pos = sorted((int(k[1:]), v) for k, v in arguments.items() if k[:1] == "_" and k[1:].isdigit())
-    kw = [(k, v) for k, v in arguments.items() if not (k[:1] == "_" and k[1:].isdigit())]
-    parts = [repr(v) for _, v in pos] + [f"{k}={v!r}" for k, v in kw]
-    return f"{name}({','.join(parts)})"
-
-
-def result_string(value: Any) -> str:
-    # execute_multi_turn_func_call: str as is, dict as JSON (str() if that fails), else str().
-    if type(value) is str:
-        return value
-    if type(value) is dict:
-        try:
-            return json.dumps(value)
-        except Exception:  # noqa: BLE001 — the package's bare except
-            return str(value)
-    return str(value)
-
-
-def outcome_status(content: str) -> str:
-    """ "error" for the package's execution errors and the APIs' ``{"error": …}`` answers (the
-    BFCL importer's rule for recorded results)."""
-    if content.startswith("Error during execution"):
-        return "error"
-    if content.startswith("{") and '"error"' in content:
-        try:
-            parsed = json.loads(content)
-        except ValueError:
-            return "ok"
-        if isinstance(parsed, dict) and "error" in parsed:
-            return "error"
-    return "ok"
-
-
-def _initial_instances(
-    classes: list[str], initial_config: dict[str, Any], long_context: bool
-) -> dict[str, Any]:
-    """New instances of a task's classes at its initial state, as execute_multi_turn_func_call
-    builds them (``_load_scenario`` on a deep copy of the class's initial config)."""
-    _, _, _, stateless = _package()
-    instances: dict[str, Any] = {}
-    for class_name in classes:
-        instance = _api_class(class_name)()
-        if class_name not in stateless:
-            config = initial_config.get(class_name, {})
-            instance._load_scenario(copy.deepcopy(config), long_context=long_context)
-        instances[class_name] = instance
-    return instances
-
-
-_METHOD_NAMES: dict[str, tuple[str, ...]] = {}  # class name → public method names
-
-
-def _method_names(class_name: str, instance: Any) -> tuple[str, ...]:
-    """The public methods of the class's instances: the API classes define them on the class,
-    so the first loaded instance tells them all (inspect.getmembers was a third of the cost of
-    setting up a world)."""
-    names = _METHOD_NAMES.get(class_name)
-    if names is None:
-        names = _METHOD_NAMES[class_name] = tuple(_public_methods(instance))
-    return names
-
-
-def _plain_arguments(arguments: dict[str, Any]) -> bool:
-    return all(
-        k.isascii() and k.isidentifier() and not keyword.iskeyword(k) and not _POSITIONAL(k)
-        for k in arguments
-    ) and all(_plain(v, 0) for v in arguments.values())
-
-
-def _plain(value: Any, depth: int) -> bool:
-    """A value whose repr the package's eval reads back as an equal value of the same type,
-    with no text its method-name regex would rewrite."""
-    kind = type(value)
-    if kind is str:
-        return "(" not in value
-    if value is None or kind is bool:
-        return True
-    if kind is int:
-        return bool(-(10**18) < value < 10**18)
-    if kind is float:
-        return math.isfinite(value)
-    if depth > 20:  # the parser's nesting limit is far above, but nothing real is this deep
-        return False
-    if kind is list:
-        return all(_plain(v, depth + 1) for v in value)
-    if kind is dict:
-        return all(
-            type(k) is str and "(" not in k and _plain(v, depth + 1) for k, v in value.items()
-        )
-    return False
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a plain value, as eval builds new lists and dicts from the call's text."""
-    if type(value) is list:
-        return [_fresh(v) for v in value]
-    if type(value) is dict:
-        return {k: _fresh(v) for k, v in value.items()}
-    return value
-
-
-class _World:
-    """Instances of a task's classes (fresh, or restored from a snapshot of the initial state),
-    the package's method → instance-variable mapping and a whitelisted executor of call
-    strings."""
-
-    def __init__(
-        self, instances: dict[str, Any], prefix: str, parsed: dict[tuple[str, str], Any]
-    ) -> None:
-        self.instances = instances
-        self.prefix = prefix
-        self.parsed = parsed  # (prefix, call string) → AST or the exception; the environment's
-        self.by_var: dict[str, Any] = {}
-        self.mapping: dict[str, str] = {}
-        self.methods: dict[str, dict[str, Any]] = {}  # instance var → public method → bound
-        for class_name, instance in instances.items():
-            var = re.sub(r"[-./:]", "_", f"{prefix}_{class_name}_instance")
-            self.by_var[var] = instance
-            names = _method_names(class_name, instance)
-            self.methods[var] = {n: getattr(instance, n) for n in names}
-            for n in names:
-                self.mapping[n] = var  # a later class wins a shared name, as in the package
-
-    def has(self, name: str) -> bool:
-        return name in self.mapping
-
-    def call(self, name: str, arguments: dict[str, Any], text: str) -> tuple[str, bool]:
-        """``run(text)`` for a decoded call (``text = call_string(name, arguments)``), without
-        building and walking its AST when that can only mean ``method(**arguments)``: a public
-        method's name, keyword names Python accepts as written, and argument values whose text
-        the package's regex cannot rewrite (no "(" in a string) and that read back as they are
-        (JSON values, finite floats, no huge ints). Anything else goes through ``run``."""
-        var = self.mapping.get(name)
-        if var is None or name in BLOCKED or not _plain_arguments(arguments):
-            return self.run(text)
-        try:
-            return result_string(self.methods[var][name](**_fresh(arguments))), True
-        except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
-            return f"{ERROR_PREFIX}{exc}", True
-
-    def run(self, text: str) -> tuple[str, bool]:
-        """(result string, reproduced faithfully) for one call string."""
-        try:
-            tree = self._parse(text)
-            value = self._eval(tree.body if isinstance(tree, ast.Expression) else tree)
-            return result_string(value), True
-        except _Unsupported as exc:
-            return f"{ERROR_PREFIX}not executed by the auditor: {exc}", False
-        except Exception as exc:  # noqa: BLE001 — the package reports any exception as text
-            return f"{ERROR_PREFIX}{exc}", True
-
-    def _parse(self, text: str) -> ast.AST:
-        """The call string prefixed, refused or compiled as the package does, once per
-        (instance names, text): a replay and its checks run the same strings up to four times.
-        A refusal or SyntaxError is kept and raised again (the same message)."""
-        key = (self.prefix, text)
-        done = self.parsed.get(key)
-        if done is None:
-            try:
-                done = self.parsed[key] = self._compile(text)
-            except Exception as exc:  # noqa: BLE001 — raised again below, on every run
-                done = self.parsed[key] = exc
-        if isinstance(done, Exception):
-            # without the traceback of its last raise, which would hold that world's frames
-            raise done.with_traceback(None)
-        return done
-
-    def _compile(self, text: str) -> ast.AST:
-        _, utils, _, _ = _package()
-        processed = utils._process_method_calls(text, self.mapping)
-        head = processed.split("(")[0] if "(" in processed else processed
-        if "." in head:
-            head = head.split(".")[1]
-        if head in BLOCKED:
-            raise Exception(f"Function call {head} is not allowed.")  # noqa: TRY002
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # eval() strips leading spaces and tabs, then compiles as "<string>": the same
-            # SyntaxError text as the package, but only the AST is built.
-            return compile(processed.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
-
-    # -- the evaluator: instances, their whitelisted methods, literals; nothing else ----------
-
-    def _eval(self, node: ast.AST) -> Any:
-        if isinstance(node, ast.Call):
-            func = self._eval(node.func)
-            args = []
-            for a in node.args:
-                if isinstance(a, ast.Starred):
-                    raise _Unsupported("starred argument")
-                args.append(self._eval(a))
-            kwargs = {}
-            for kw in node.keywords:
-                if kw.arg is None:
-                    raise _Unsupported("** argument")
-                kwargs[kw.arg] = self._eval(kw.value)
-            if isinstance(func, _Bound):
-                return func.method(*args, **kwargs)
-            if isinstance(func, _Object):
-                raise _Unsupported("call of an API instance")
-            raise TypeError(f"'{type(func).__name__}' object is not callable")
-        if isinstance(node, ast.Name):
-            if node.id in self.by_var:
-                return _Object(node.id)
-            if node.id in _reserved_names() or node.id.endswith("_instance"):
-                raise _Unsupported(f"name {node.id!r} resolves inside the package")
-            raise NameError(f"name '{node.id}' is not defined")
-        if isinstance(node, ast.Attribute):
-            base = self._eval(node.value)
-            if isinstance(base, _Object):
-                method = self.methods[base.var].get(node.attr)
-                if method is None:
-                    raise _Unsupported(f"attribute {node.attr!r} of an API instance")
-                return _Bound(method)
-            raise _Unsupported(f"attribute {node.attr!r} of a value")
-        try:
-            return ast.literal_eval(node)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
-            raise _Unsupported(f"{type(node).__name__} expression") from exc
-
-
-@dataclass(frozen=True, slots=True)
-class _Object:
-    var: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Bound:
-    method: Any
 
 
 @dataclass(slots=True)
@@ -417,7 +111,7 @@ def _check_turn(
     ``model`` (their results ``model_results``): execute the ground truth's on ``truth``, then the
     empty-turn, state and response checks. The failure, or None; appends the turn's row."""
     checker, _, _, _ = _package()
-    gt_results = [truth.run(x)[0] for x in gt_calls]
+    gt_results = [truth.run_text(x)[0] for x in gt_calls]
     all_model.extend(model_results)
     row: JsonDict = {
         "turn": t,
@@ -542,8 +236,11 @@ class BFCLEnvironment:
         self._world: _World | None = None
         self._snapshots: dict[tuple[Any, ...], bytes] = {}
         self._blob: bytes | None = None  # the current task's, once asked for
+        self._initial_json: tuple[Any, str] = (None, "")  # (initial config, its JSON)
         self._parsed: dict[tuple[str, str], Any] = {}  # (instance names, call string) → AST
         self._parsed_for: tuple[str, str] = ("", "")  # the (model, task id) they belong to
+        self._layouts: dict[tuple[str, tuple[str, ...]], _Layout] = {}  # theirs too
+        self._read: dict[str, tuple[str, dict[str, Any]] | None] = {}  # for every task
         self._turn_check: _TurnChecker | None = None
         self._recorded: list[_Recorded] = []
         self._cursor = 0
@@ -620,6 +317,7 @@ class BFCLEnvironment:
             # Keys carry the instance names (model, task id): a replay of the same task
             # (TwinCheck's splice after the actor's) reuses the parses, another never would.
             self._parsed = {}
+            self._layouts = {}
             self._parsed_for = (self._model, self._task_id)
         if h.env_name and h.env_name != "bfcl":
             self._problem = f"not a BFCL trace (env.name = {h.env_name!r})"
@@ -715,11 +413,13 @@ class BFCLEnvironment:
     def _new_world(self, suffix: str = "") -> _World:
         # The package's instance variable names: f"{model}[_ground_truth]_eval_{test id}_…"
         # (they only matter where its regex rewrites "name(" inside string arguments).
-        return _World(
-            pickle.loads(self._initial_snapshot()),  # noqa: S301 — our own bytes, see below
-            f"{self._model}{suffix}_eval_{self._task_id}",
-            self._parsed,
-        )
+        instances = pickle.loads(self._initial_snapshot())  # noqa: S301 — our own bytes, see below
+        prefix = f"{self._model}{suffix}_eval_{self._task_id}"
+        key = (prefix, tuple(instances))
+        layout = self._layouts.get(key)
+        if layout is None:
+            layout = self._layouts[key] = _layout(prefix, instances)
+        return _World(instances, prefix, self._parsed, layout, self._read)
 
     def _initial_snapshot(self) -> bytes:
         """The task's instances at their initial state, pickled once per initial state: every
@@ -729,11 +429,13 @@ class BFCLEnvironment:
         Kept per environment, last used first, never in module globals."""
         if self._blob is not None:
             return self._blob
-        key = (
-            tuple(self._classes),
-            self._long_context,
-            json.dumps(self._initial, sort_keys=True, default=repr),
-        )
+        # The initial state's JSON once per header: TwinCheck's second replay of the trace
+        # resets with the same one.
+        initial, text = self._initial_json
+        if initial is not self._initial:
+            text = json.dumps(self._initial, sort_keys=True, default=repr)
+            self._initial_json = (self._initial, text)
+        key = (tuple(self._classes), self._long_context, text)
         blob = self._snapshots.pop(key, None)
         if blob is None:
             instances = _initial_instances(self._classes, self._initial, self._long_context)
@@ -809,7 +511,7 @@ class BFCLEnvironment:
             failure = None  # the checker from scratch: calls not in turn order, or re-checked
             for t, gt_calls in enumerate(gt):
                 texts = self._turn_calls.get(t, [])
-                results = [model.run(x)[0] for x in texts]
+                results = [model.run_text(x)[0] for x in texts]
                 failure = _check_turn(t, gt_calls, texts, results, model, truth, all_model, turns)
                 if failure is not None:
                     break

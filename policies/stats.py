@@ -57,12 +57,10 @@ def stratified_bootstrap_means(
     strata: dict[Hashable, list[tuple[float, ...]]] = defaultdict(list)
     for i, c in enumerate(cats):
         strata[c].append(tuple(float(col[i]) for col in columns))
-    import numpy as np  # here, not at module level: keeps numpy out of the per-trace imports
-
-    distinct = {}
-    for key, rows in strata.items():
-        distinct[key] = np.unique(np.asarray(rows, dtype=np.float64), axis=0, return_counts=True)
-    return _multinomial_means(distinct, len(columns), n, n_boot=n_boot, seed=seed)
+    constant = _constant_means(strata, len(columns), n, n_boot, seed)
+    if constant is not None:
+        return constant
+    return _multinomial_means(strata, len(columns), n, n_boot, seed)
 
 
 def counted_bootstrap_means(
@@ -75,38 +73,94 @@ def counted_bootstrap_means(
     """`stratified_bootstrap_means` of rows given by how many times each occurs per category
     (finite values): the same draws, in memory of the distinct rows (a run summary's outcomes
     take a handful of values, whatever the number of traces)."""
+    # np.unique's order: the rows sorted, lexicographically (as tuples of finite floats)
+    distinct = {key: sorted(r for r, k in c.items() if k > 0) for key, c in strata.items()}
+    counted = [
+        (key, rows, [strata[key][r] for r in rows])
+        for key, rows in sorted(distinct.items(), key=lambda kv: repr(kv[0]))
+        if rows
+    ]
+    n = sum(sum(counts) for _, _, counts in counted)
+    constant = _constant_from(
+        [(sum(counts), rows) for _, rows, counts in counted], n_columns, n, n_boot, seed
+    )
+    if constant is not None:
+        return constant
     import numpy as np
 
-    distinct = {}
-    n = 0
-    for key, counted in strata.items():
-        # np.unique's order: the rows sorted, lexicographically (as tuples of finite floats)
-        rows = sorted(r for r, k in counted.items() if k > 0)
-        if rows:
-            counts = np.asarray([counted[r] for r in rows], dtype=np.intp)
-            distinct[key] = (np.asarray(rows, dtype=np.float64), counts)
-            n += int(counts.sum())
-    return _multinomial_means(distinct, n_columns, n, n_boot=n_boot, seed=seed)
+    arrays = [
+        (np.asarray(rows, dtype=np.float64), np.asarray(counts, dtype=np.intp))
+        for _, rows, counts in counted
+    ]
+    return _draw_means(arrays, n_columns, n, n_boot, seed)
 
 
 def _multinomial_means(
-    strata: Mapping[Hashable, tuple[Any, Any]], n_columns: int, n: int, *, n_boot: int, seed: int
+    strata: dict[Hashable, list[tuple[float, ...]]], k: int, n: int, n_boot: int, seed: Any
 ) -> list[list[float]]:
-    """Per column, the sorted means of ``n_boot`` resamples: ``strata`` holds each category's
-    distinct rows and their counts. Resampling m rows with replacement from a stratum is a
-    multinomial draw over its distinct rows (with their counts as weights): the same
-    distribution, drawn in O(n_boot x k) instead of O(n_boot x m) — outcomes are 0/1, so a row
-    takes a handful of values."""
+    import numpy as np  # here, not at module level: keeps numpy out of the per-trace imports
+
+    distinct = [
+        np.unique(np.asarray(strata[key], dtype=np.float64), axis=0, return_counts=True)
+        for key in sorted(strata, key=repr)
+    ]
+    return _draw_means(distinct, k, n, n_boot, seed)
+
+
+def _draw_means(
+    strata: Sequence[tuple[Any, Any]], k: int, n: int, n_boot: int, seed: Any
+) -> list[list[float]]:
+    """Per column, the sorted means of ``n_boot`` resamples; ``strata``: each category's
+    distinct rows and their counts (numpy arrays), in order of the categories' repr.
+    Resampling m rows with replacement from a stratum is a multinomial draw over its distinct
+    rows (with their counts as weights): the same distribution, drawn in O(n_boot x k) instead
+    of O(n_boot x m) — outcomes are 0/1, so a row takes a handful of values."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    totals = np.zeros((n_boot, n_columns))
-    for key in sorted(strata, key=repr):
-        rows, counts = strata[key]
+    totals = np.zeros((n_boot, k))
+    for rows, counts in strata:
         draws = rng.multinomial(int(counts.sum()), counts / counts.sum(), size=n_boot)
         totals += draws @ rows
     means = totals / max(n, 1)
-    return [sorted(means[:, j].tolist()) for j in range(n_columns)]
+    return [sorted(means[:, j].tolist()) for j in range(k)]
+
+
+def _constant_means(
+    strata: dict[Hashable, list[tuple[float, ...]]], k: int, n: int, n_boot: int, seed: Any
+) -> list[list[float]] | None:
+    """The bootstrap when every stratum holds one distinct row (a run with no discordant
+    pair: every difference 0): each resample of a stratum of m rows is m times that row, so
+    every replicate's mean is the same number. It is computed as the general path does — per
+    stratum in the same order, m x row, summed from 0.0, divided by n, each one IEEE operation
+    as numpy's — without numpy, ~40 ms of importing in a short CLI audit (issue 17). None
+    (the general path) otherwise, and for the arguments numpy would reject."""
+    ordered = [(len(strata[key]), strata[key]) for key in sorted(strata, key=repr)]
+    return _constant_from(ordered, k, n, n_boot, seed)
+
+
+def _constant_from(
+    strata: Sequence[tuple[int, Sequence[tuple[float, ...]]]],
+    k: int,
+    n: int,
+    n_boot: int,
+    seed: Any,
+) -> list[list[float]] | None:
+    """`_constant_means` of (how many rows, the rows or the distinct rows) per stratum, in the
+    general path's order."""
+    if type(seed) is not int or seed < 0 or type(n_boot) is not int or n_boot < 0:
+        return None
+    rows = []
+    for m, stratum in strata:
+        first, *rest = stratum
+        if any(r != first for r in rest) or any(v != v for v in first):  # v != v: NaN
+            return None
+        rows.append((m, first))
+    totals = [0.0] * k
+    for m, row in rows:
+        for j in range(k):
+            totals[j] += m * row[j]
+    return [[t / max(n, 1)] * n_boot for t in totals]
 
 
 def paired_bootstrap_ci(

@@ -189,10 +189,13 @@ def _build_profile(trace: Trace, table: str) -> ToolProfile:
     h = trace.header
     env = h.env_name.lower()
     raw = h.raw.get("tools")
-    raw_tools: list[Any] = raw if isinstance(raw, list) else []
-    raw_by_name = {
-        t["name"]: t for t in raw_tools if isinstance(t, dict) and isinstance(t.get("name"), str)
-    }
+    # Each raw tool's family (its class: `_family`), by name (the last of a name wins).
+    family_of: dict[str, str] = {}
+    for t in raw if isinstance(raw, list) else ():
+        if isinstance(t, dict):
+            name = t.get("name")
+            if isinstance(name, str):
+                family_of[name] = _family(t)
     declared = frozenset(t.name for t in h.tools if t.read_only)
     env_ro = ENV_READ_ONLY.get(env)
     excluded = h.env_config.get("excluded_function")
@@ -205,19 +208,20 @@ def _build_profile(trace: Trace, table: str) -> ToolProfile:
                 later.update((str(n), int(turn)) for n in names)
     tools: dict[str, ToolInfo] = {}
     for spec in h.tools:
+        name = spec.name
         if declared:
-            ro = spec.name in declared
+            ro = name in declared
         elif env_ro is not None:
-            ro = spec.name in env_ro
+            ro = name in env_ro
         else:
-            ro = (name_tokens(spec.name) or [""])[0] in READ_VERBS
-        tools[spec.name] = ToolInfo(
-            spec.name,
+            ro = (name_tokens(name) or [""])[0] in READ_VERBS
+        tools[name] = ToolInfo(
+            name,
             spec.parameters or {"type": "object"},
             spec.description,
-            _family(raw_by_name.get(spec.name)),
+            family_of.get(name, ""),
             ro,
-            later.get(spec.name),
-            spec.name in hidden,
+            later.get(name),
+            name in hidden,
         )
     return ToolProfile(env, tools, table_for(env, table), declared or None)

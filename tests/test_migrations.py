@@ -72,3 +72,22 @@ def test_a_database_of_the_old_layout_migrates_forward_keeping_search_rows(
         MigrationExecutor(connection).migrate(latest)
         with connection.cursor() as cur:
             cur.execute("DELETE FROM traces_eventsearch")
+
+
+@pytest.mark.django_db
+def test_result_json_columns_are_compressed_with_lz4():
+    """auditor 0009: new results' records and trajectories are TOASTed with lz4 (a third of
+    the server's time storing a run went to pglz), where the server has lz4."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' "
+            "AND 'lz4' = ANY(enumvals)"
+        )
+        if cur.fetchone() is None:
+            pytest.skip("this PostgreSQL has no lz4")
+        cur.execute(
+            "SELECT attname, attcompression FROM pg_attribute "
+            "WHERE attrelid = 'auditor_auditresult'::regclass "
+            "AND attname IN ('record', 'guarded_trajectory')"
+        )
+        assert dict(cur.fetchall()) == {"record": "l", "guarded_trajectory": "l"}

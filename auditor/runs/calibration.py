@@ -14,7 +14,7 @@ import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings as django_settings
 
@@ -24,9 +24,15 @@ from policies.jsonsafe import json_safe
 from policies.labels import CandidateLabel, LabelKey, apply_labels
 from policies.sandbox import SandboxSettings
 from policies.trace import Trace as PTrace
-from policies.vrr_calibration import VoteObservation, calibrate, observations_from_traces
 from traces.models import Event, Trace
 from traces.selectors import load_events
+
+if TYPE_CHECKING:
+    from policies.vrr_calibration import VoteObservation
+
+# policies.vrr_calibration (and numpy under it, ~40 ms) is imported where a group is calibrated,
+# not here: every process imports this module at Django start (runs.work, the apps' signal
+# receivers), and only runs whose traces hold verification votes use it (issue 17).
 
 # Why α and β are missing when the project does not execute code: the loops' records label only
 # their final candidate, so no labelled transition exists to estimate them from.
@@ -90,6 +96,8 @@ class _Group:
         if keep:  # executed labels change the observations: computed after execution
             self.events.append(events)
         else:
+            from policies.vrr_calibration import observations_from_traces
+
             obs, transitions = observations_from_traces([PTrace.from_events(events)])
             # the trace's index in its group, as observations_from_traces over the whole group
             self.obs.extend(replace(o, loop=self.traces) for o in obs)
@@ -118,6 +126,8 @@ def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
         for tid, events in load_events(part).items():
             groups[(models.get(tid) or "", verifier_of(events))].add(events, keep=execute)
     for (model, verifier), group in groups.items():
+        from policies.vrr_calibration import calibrate, observations_from_traces
+
         execution: dict[str, Any] | None = None
         obs, transitions = group.obs, group.transitions
         if execute:

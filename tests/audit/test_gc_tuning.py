@@ -1,21 +1,24 @@
-"""The garbage collector's settings of auditing processes (auditor.limits.tune_gc)."""
+"""The garbage collector's and the interpreter lock's settings of auditing processes
+(auditor.limits.tune_gc, tune_switch_interval)."""
 
 from __future__ import annotations
 
 import gc
+import sys
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from auditor.limits import tune_gc
+from auditor.limits import tune_gc, tune_switch_interval
 
 
 @pytest.fixture
 def gc_restored():  # type: ignore[no-untyped-def]
-    before = gc.get_threshold()
+    before, interval = gc.get_threshold(), sys.getswitchinterval()
     yield
     gc.unfreeze()
     gc.set_threshold(*before)
+    sys.setswitchinterval(interval)
 
 
 def test_start_up_objects_are_frozen_and_young_ones_collected_less_often(settings, gc_restored):
@@ -36,8 +39,17 @@ def test_the_worker_process_hook_tunes_it(settings, gc_restored):
 
     settings.TA_WORKER_MEMORY_MB = 0  # no rlimit on the test process
     settings.TA_GC_THRESHOLDS = ["1234", "5", "6"]
+    settings.TA_SWITCH_INTERVAL_MS = 2.5
     _limit_memory()
     assert gc.get_threshold() == (1234, 5, 6)
+    assert sys.getswitchinterval() == pytest.approx(0.0025)
+
+
+def test_switch_interval_zero_keeps_pythons_own(settings, gc_restored):
+    settings.TA_SWITCH_INTERVAL_MS = 0
+    sys.setswitchinterval(0.005)
+    tune_switch_interval()
+    assert sys.getswitchinterval() == pytest.approx(0.005)
 
 
 def test_empty_keeps_pythons_own(settings, gc_restored):

@@ -111,3 +111,26 @@ def test_a_runs_chunks_share_its_auditors(project, django_assert_num_queries):
         assert work.AuditorCache.for_run(again) is first
     other = audit_run_create(project=project, enqueue=False, environment="none")
     assert work.AuditorCache.for_run(other) is not first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_inline_audit_goes_chunk_by_chunk_with_one_bar(project, monkeypatch):
+    """The CLI's inline audit holds one chunk's traces at a time; its bar counts the run's."""
+    from auditor.runs import services
+
+    ingest_file(project, SYCON)
+    monkeypatch.setattr(services, "INLINE_CHUNK_TRACES", 60)
+    sizes: list[int] = []
+    process = services.audit_chunk_process
+
+    def recording(*, run_id, trace_ids, progress):  # type: ignore[no-untyped-def]
+        sizes.append(len(trace_ids))
+        return process(run_id=run_id, trace_ids=trace_ids, progress=progress)
+
+    monkeypatch.setattr(services, "audit_chunk_process", recording)
+    calls: list[tuple[int, int]] = []
+    run = audited(project, progress=lambda done, total: calls.append((done, total)))
+    assert run.status == "done" and run.traces_done == 200 and run.error_count == 0
+    assert sizes == [60, 60, 60, 20]
+    assert {t for _, t in calls} == {200} and calls[-1] == (200, 200)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)

@@ -563,6 +563,62 @@ def test_direct_calls_match_the_evaluated_call_strings() -> None:
     assert compared > 300 and direct > 200
 
 
+def test_read_call_strings_match_the_evaluated_ones_on_every_ground_truth() -> None:
+    """The checker's ground-truth calls, read as name(key=literal, …) and called directly
+    (_World.run_text), give the results, errors and state of compiling and evaluating each
+    string (_World.run): every ground-truth turn of every task of the four categories, in
+    order, on two worlds from the same snapshot; plus strings the reader must leave alone."""
+    from policies.bfcl_calls import parse_call
+    from policies.env_bfcl import _World, jsonable
+
+    def state(world: _World) -> dict:
+        return {
+            c: jsonable({k: v for k, v in vars(i).items() if not k.startswith("_")})
+            for c, i in world.instances.items()
+        }
+
+    tasks = load_tasks()
+    read = compared = 0
+    odd = [
+        "cd(folder='a(b')",  # the package's regex rewrites inside the string
+        "cd(folder='x', folder='y')",  # SyntaxError: keyword argument repeated
+        "cd(from='x')",  # SyntaxError: a keyword as the name
+        "cd('x')",  # positional
+        'cd(folder="it\'s")',
+        "cd(folder='a\\'b')",  # an escape: left to the compiler
+        "ls(a=True,b=None,c=[1,-2.5,[],['x',],],)",
+        "ls(a=007)",  # SyntaxError: leading zeros
+        "ls(a=1e3)",
+        "ls(a=1) extra",
+        " ls()",
+        "rm(file_name='x')",
+        "kill(x=1)",  # refused by name
+        "nosuch(x=1)",
+        "ls(a=" + "9" * 30 + ")",
+    ]
+    for category in CATEGORIES:
+        for tid in task_ids(category, step=1):
+            task = tasks[tid]
+            env = BFCLEnvironment()
+            env.reset(import_trace(record_from_turns(task, gt_calls(task))))
+            blob = env._initial_snapshot()
+            fast = _World(pickle.loads(blob), "m_eval_x", {})
+            slow = _World(pickle.loads(blob), "m_eval_x", {})
+            texts = [c for turn in task["ground_truth"] for c in turn]
+            for text in texts + (odd if tid.endswith("_0") else []):
+                assert fast.run_text(text) == slow.run(text), (tid, text)
+                compared += 1
+                read += parse_call(text) is not None
+            assert state(fast) == state(slow), tid
+    assert compared > 4000 and read > 0.9 * compared
+    assert parse_call("ls(a=True,b=None,c=[1,-2.5,[],['x',],],)") == (
+        "ls",
+        {"a": True, "b": None, "c": [1, -2.5, [], ["x"]]},
+    )
+    for text in ("cd('x')", "cd(folder='x', folder='y')", "ls(a=007)", "ls(a=1e3)", " ls()"):
+        assert parse_call(text) is None, text
+
+
 # ---- 5. isolation -------------------------------------------------------------------------------
 
 

@@ -141,6 +141,34 @@ def test_bootstrap_stratifies_by_category() -> None:
     assert plain.high - plain.low > 0.1
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_bootstrap_of_constant_strata_skips_numpy_and_equals_its_draws(seed: int) -> None:
+    # Strata of one distinct row each (a run without discordant pairs) take the path without
+    # numpy: the same floats, bit for bit, as the multinomial draws'.
+    from collections import defaultdict
+
+    from policies import stats
+
+    rng = random.Random(seed)
+    values = [0.0, -0.0, 1.0, -1.0, 0.1, 1 / 3, 1e300, -2.5e-8, 7.0]
+    strata: dict = defaultdict(list)
+    for cat in rng.sample(["a", "b", 3, None, ("t", 0)], rng.randint(0, 5)):
+        strata[cat] = [tuple(rng.choice(values) for _ in range(2))] * rng.randint(1, 300)
+    n = sum(len(rows) for rows in strata.values())
+    n_boot = rng.choice([0, 1, 50, 2000])
+    fast = stats._constant_means(strata, 2, n, n_boot, seed)
+    assert fast is not None
+    assert fast == stats._multinomial_means(strata, 2, n, n_boot, seed)
+    assert [[math.copysign(1.0, x) for x in col] for col in fast] == [
+        [math.copysign(1.0, x) for x in col]
+        for col in stats._multinomial_means(strata, 2, n, n_boot, seed)
+    ]
+    # two distinct rows in a stratum, a NaN, or a seed numpy would refuse: the general path
+    assert stats._constant_means({"a": [(0.0,), (1.0,)]}, 1, 2, 10, seed) is None
+    assert stats._constant_means({"a": [(math.nan,)]}, 1, 1, 10, seed) is None
+    assert stats._constant_means({"a": [(1.0,)]}, 1, 1, 10, -1) is None
+
+
 def test_bootstrap_empty_and_mismatched() -> None:
     assert math.isnan(paired_bootstrap_ci([], []).estimate)
     with pytest.raises(ValueError):

@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from tqdm import tqdm
 
-from auditor.limits import apply_memory_limit, tune_gc
+from auditor.limits import apply_memory_limit, tune_gc, tune_switch_interval
 from auditor.llm.settings import model_settings_from
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
@@ -67,6 +67,7 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
         apply_memory_limit()  # an inline audit runs here: keep a runaway trace from the machine
         tune_gc()  # as a worker process does
+        tune_switch_interval()
         project = Project.objects.filter(name=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project named {opts['project']!r}")
