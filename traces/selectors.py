@@ -126,3 +126,24 @@ def load_events(trace_ids: Sequence[int]) -> dict[int, list[dict]]:
         for trace_id, payload in cur:
             out[trace_id].append(orjson.loads(payload))
     return out
+
+
+def analyze_if_never_analyzed() -> bool:
+    """ANALYZE the trace and event tables if PostgreSQL has never gathered their statistics (a
+    new database, the first ingest, autovacuum not round yet): the planner then knows nothing
+    of them and reads `load_events`' few traces with a parallel scan of every event — seconds
+    per batch, minutes per run at 10⁵ traces — instead of the (trace, seq) index. Autovacuum
+    keeps them fresh afterwards. Returns whether it analyzed."""
+    if connection.vendor != "postgresql":
+        return False
+    tables = [Event._meta.db_table, Trace._meta.db_table]
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(%s) "
+            "AND last_analyze IS NULL AND last_autoanalyze IS NULL",
+            [tables],
+        )
+        stale = [name for (name,) in cur.fetchall()]
+        for name in stale:
+            cur.execute(f"ANALYZE {connection.ops.quote_name(name)}")
+    return bool(stale)

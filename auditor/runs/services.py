@@ -22,6 +22,7 @@ from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
 from policies import POLICIES, Auditor
 from traces.models import Project, Trace, Upload
+from traces.selectors import analyze_if_never_analyzed
 
 ENVIRONMENTS = ("auto", "none", "bfcl")
 FILTER_FIELDS = ("model", "benchmark", "category", "agent", "upload")
@@ -156,6 +157,7 @@ def audit_run_start(
         return None
     run = AuditRun.objects.select_related("project").get(pk=run_id)
     t0 = time.perf_counter()
+    analyze_if_never_analyzed()
     ids = list(run_traces(run).order_by("id").values_list("id", flat=True))
     _create_items(run, ids)
     AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))

@@ -134,3 +134,31 @@ def test_an_inline_audit_goes_chunk_by_chunk_with_one_bar(project, monkeypatch):
     assert sizes == [60, 60, 60, 20]
     assert {t for _, t in calls} == {200} and calls[-1] == (200, 200)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+@pytest.mark.django_db
+def test_a_run_start_analyzes_tables_postgresql_never_analyzed(project):
+    """A new database's first audit: without statistics the planner scans every event for each
+    batch's few traces; the start gathers them once, and only when none were ever gathered."""
+    from django.db import connection
+
+    from traces.selectors import analyze_if_never_analyzed
+
+    def never_analyzed() -> set[str]:
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_stat_clear_snapshot()")
+            cur.execute(
+                "SELECT relname FROM pg_stat_user_tables WHERE relname IN "
+                "('traces_event', 'traces_trace') AND last_analyze IS NULL "
+                "AND last_autoanalyze IS NULL"
+            )
+            return {name for (name,) in cur.fetchall()}
+
+    ingest_file(project, SYCON)
+    with connection.cursor() as cur:
+        for table in ("traces_event", "traces_trace"):
+            cur.execute("SELECT pg_stat_reset_single_table_counters(%s::regclass)", [table])
+    assert never_analyzed() == {"traces_event", "traces_trace"}
+    run = audited(project)
+    assert run.status == "done" and never_analyzed() == set()
+    assert analyze_if_never_analyzed() is False  # once gathered, autovacuum's to keep
