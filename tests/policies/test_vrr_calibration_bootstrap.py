@@ -9,11 +9,15 @@ import random
 import numpy as np
 
 from policies.vrr_calibration import (
+    VoteColumns,
     VoteObservation,
+    _distinct_rows,
     _fit,
     _rows,
     calibrate,
+    calibrate_columns,
     em_calibrate,
+    transition_codes,
     transition_rates,
 )
 
@@ -89,3 +93,39 @@ def test_bootstrap_without_transitions_equals_the_per_loop_form():
     cal = calibrate(obs, [], n_boot=10, seed=0)
     assert same(as_tuples(cal.samples), per_loop_samples(obs, [], 10, 0))
     assert all(math.isnan(s.alpha) and math.isnan(s.beta) for s in cal.samples)
+
+
+def _same_rows(cols: VoteColumns, obs: list[VoteObservation]) -> None:
+    rows, index = _distinct_rows(cols)
+    want_rows, want_index = _rows(obs)
+    assert index.tolist() == want_index
+    assert rows.shape == (len(want_rows), 4)
+    for got, want in zip(rows.tolist(), want_rows, strict=True):
+        assert [x if not math.isnan(x) else "nan" for x in got] == [
+            x if not (isinstance(x, float) and math.isnan(x)) else "nan" for x in want
+        ]
+
+
+def test_observations_as_columns_give_the_objects_rows_and_calibration():
+    """A run's calibration keeps its observations as columns (auditor.runs.calibration); their
+    distinct rows come in the objects' first-occurrence order, packed or not, and the
+    calibration is the same to the last bit."""
+    for seed in range(5):
+        obs = observations(seed, 400, 30)
+        obs += [VoteObservation(0, 0, None, False, 3)]  # no votes: left out by both
+        cols = VoteColumns.from_observations(obs)
+        informative = [o for o in obs if o.votes > 0]
+        _same_rows(cols.informative(), informative)
+        # counts too large to pack into one integer: the rows themselves are compared
+        big = [VoteObservation(o.accepts + 2**31, o.votes + 2**31, o.valid, o.first) for o in obs]
+        _same_rows(VoteColumns.from_observations(big), big)
+        transitions = [(random.Random(seed + i).random() < 0.5, i % 3 == 0) for i in range(50)]
+        a = calibrate(obs, transitions, n_boot=20, seed=seed)
+        b = calibrate_columns(
+            VoteColumns.of(cols.accepts, cols.votes, cols.lab, cols.first, cols.loop),
+            transition_codes(transitions),
+            n_boot=20,
+            seed=seed,
+        )
+        assert repr(a.to_dict()) == repr(b.to_dict()) and a.samples == b.samples
+        assert a.transition_counts == transition_rates(transitions)[2]
