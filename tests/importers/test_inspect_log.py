@@ -87,3 +87,21 @@ def test_fuzz_never_raises_and_errors_name_line_and_path(data):
     check_fuzzed(events, report)
     for err in report.errors:
         assert err.line >= 0 and err.path.startswith("$")
+
+
+def test_a_result_whose_call_was_lost_is_kept_and_marked_unpaired():
+    """CI's fuzz found it: without its role, inspect_ai reads the calling assistant message as
+    a system message and drops its tool calls; the tool's answer is then a result without a
+    call — kept, and marked as v1 marks one (meta.unpaired), never a dangling pair."""
+    _, raw = log_bytes("json")
+    doc = orjson.loads(raw)
+    doc["samples"] = doc["samples"][:1]
+    calling = doc["samples"][0]["messages"][2]
+    assert calling["role"] == "assistant" and calling["tool_calls"]
+    del calling["role"]
+    events, report = run("inspect_ai", orjson.dumps(doc))
+    check_fuzzed(events, report)
+    [result] = [se.event for se in events if se.event["type"] == "tool_result"]
+    assert result["meta"]["unpaired"] is True and result["status"] == "error"
+    assert result["call_id"] == calling["tool_calls"][0]["id"]
+    assert not [se for se in events if se.event["type"] == "tool_call"]

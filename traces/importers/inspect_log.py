@@ -142,6 +142,7 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
     header["meta"] = meta
     trace.turn = None
     users = 0
+    called: set[str] = set()  # the ids of the calls so far: a result must answer one
     for i, msg in enumerate(sample.messages):
         role = msg.role
         if role == "user":
@@ -155,6 +156,7 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
             for call in calls:
                 args = call.arguments if isinstance(call.arguments, dict) else {}
                 event = trace.add("tool_call", name=call.function, arguments=args, call_id=call.id)
+                called.add(call.id)
                 if getattr(call, "parse_error", None):
                     trace.flag(
                         event, "arguments_not_json_object", "arguments_error", call.parse_error
@@ -171,6 +173,14 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
             )
             if error is not None:
                 event["meta"] = {"error": _dump(error)}
+            if msg.tool_call_id not in called:
+                # No call before it with its id (a call lost with its message's role, say): kept,
+                # and marked as v1 marks a result without its call.
+                trace.flag(event, "tool_result_unpaired", "unpaired", True)
+                trace.report.note_unmapped(
+                    "tool result without a matching call",
+                    f"{trace.trace_id}: call_id {msg.tool_call_id!r}",
+                )
         else:
             raise trace.fail(
                 f"$.samples[{trace.line - 1}].messages[{i}].role",
