@@ -23,7 +23,7 @@ even when its outcome is unknown: the policy changed nothing there. Such pairs a
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,19 +77,8 @@ def delta_report(
     ranges = [p.difference_range() for p in pairs]
     known = [i for i, (lo, hi) in enumerate(ranges) if lo == hi]
     n_known = len(known)
-    out: dict[str, Any] = {
-        "n": n,
-        "n_known": n_known,
-        "n_unknown": n - n_known,
-        "level": level,
-        "delta_known": None,
-        "ci_known": None,
-        "ci_known_degenerate": None,
-        "bounds": None,
-        "ci": None,
-        "ci_kind": None,
-        "excludes_zero": None,
-    }
+    out: dict[str, Any] = {k: None for k in _REPORT_KEYS}
+    out.update(n=n, n_known=n_known, n_unknown=n - n_known, level=level)
     if n == 0:
         return out
     tail = (1.0 - level) / 2.0
@@ -107,20 +96,12 @@ def delta_report(
     worst = [float(lo) for lo, _ in ranges]
     best = [float(hi) for _, hi in ranges]
     bounds = _interval(sum(worst) / n, sum(best) / n)
-    out["bounds"] = bounds
-    if n_known == n:
-        out.update(ci=out["ci_known"], ci_kind="known_pairs")
-    else:
-        w_dist, b_dist = stratified_bootstrap_means([worst, best], cats, n_boot=n_boot, seed=seed)
-        ci = _interval(
-            min(quantile(w_dist, tail), bounds[0]), max(quantile(b_dist, 1.0 - tail), bounds[1])
-        )
-        out.update(ci=ci, ci_kind="with_unknowns")
-    if out["ci_known_degenerate"] and n_known < n:
-        out["ci_known"] = None
-    ci = out["ci"]
-    out["excludes_zero"] = bool(ci[0] > 0.0 or ci[1] < 0.0)
-    return out
+    return _with_bounds(
+        out,
+        bounds,
+        tail,
+        lambda: stratified_bootstrap_means([worst, best], cats, n_boot=n_boot, seed=seed),
+    )
 
 
 def delta_report_counted(
@@ -168,17 +149,36 @@ def delta_report_counted(
     worst = sum(ranges[p][0] * k for c in pairs.values() for p, k in c.items())
     best = sum(ranges[p][1] * k for c in pairs.values() for p, k in c.items())
     bounds = _interval(float(worst) / n, float(best) / n)
+    return _with_bounds(
+        out,
+        bounds,
+        tail,
+        lambda: counted_bootstrap_means(
+            counted(lambda r: (float(r[0]), float(r[1]))), 2, n_boot=n_boot, seed=seed
+        ),
+    )
+
+
+def _with_bounds(
+    out: dict[str, Any],
+    bounds: list[float],
+    tail: float,
+    worst_best_draws: Callable[[], Sequence[Sequence[float]]],
+) -> dict[str, Any]:
+    """The report's end, from its known-pairs part and the bounds: the CI is the known pairs'
+    when every pair is known, else the one covering every unknown (the worst and best means'
+    bootstrap, drawn only then, never narrower than the bounds); a degenerate known-pairs CI is
+    withheld while unknowns exist."""
     out["bounds"] = bounds
-    if n_known == n:
+    if out["n_known"] == out["n"]:
         out.update(ci=out["ci_known"], ci_kind="known_pairs")
     else:
-        both = counted(lambda r: (float(r[0]), float(r[1])))
-        w_dist, b_dist = counted_bootstrap_means(both, 2, n_boot=n_boot, seed=seed)
+        w_dist, b_dist = worst_best_draws()
         ci = _interval(
             min(quantile(w_dist, tail), bounds[0]), max(quantile(b_dist, 1.0 - tail), bounds[1])
         )
         out.update(ci=ci, ci_kind="with_unknowns")
-    if out["ci_known_degenerate"] and n_known < n:
+    if out["ci_known_degenerate"] and out["n_known"] < out["n"]:
         out["ci_known"] = None
     ci = out["ci"]
     out["excludes_zero"] = bool(ci[0] > 0.0 or ci[1] < 0.0)

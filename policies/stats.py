@@ -182,9 +182,16 @@ def paired_bootstrap_ci(
         return Interval(math.nan, math.nan, math.nan, level, n_boot, seed)
     diffs = [float(g) - float(a) for a, g in zip(actor, guarded, strict=True)]
     [stats] = stratified_bootstrap_means([diffs], categories, n_boot=n_boot, seed=seed)
+    return _percentile_interval(sum(diffs) / n, stats, level, n_boot, seed)
+
+
+def _percentile_interval(
+    estimate: float, stats: Sequence[float], level: float, n_boot: int, seed: int
+) -> Interval:
+    """The estimate with the percentile interval of its bootstrap draws at ``level``."""
     tail = (1.0 - level) / 2.0
     return Interval(
-        estimate=sum(diffs) / n,
+        estimate=estimate,
         low=quantile(stats, tail),
         high=quantile(stats, 1.0 - tail),
         level=level,
@@ -209,17 +216,9 @@ def counted_paired_bootstrap_ci(
         cat: {(float(d),): k for d, k in c.items()} for cat, c in diffs.items()
     }
     [stats] = counted_bootstrap_means(strata, 1, n_boot=n_boot, seed=seed)
-    tail = (1.0 - level) / 2.0
     # the sum of ±1.0 and 0.0 is exact (below 2⁵³) in any order: the integer sum's
     total = sum(d * k for c in diffs.values() for d, k in c.items())
-    return Interval(
-        estimate=float(total) / n,
-        low=quantile(stats, tail),
-        high=quantile(stats, 1.0 - tail),
-        level=level,
-        n_boot=n_boot,
-        seed=seed,
-    )
+    return _percentile_interval(float(total) / n, stats, level, n_boot, seed)
 
 
 def mcnemar_exact(rescues: int, harms: int) -> float:

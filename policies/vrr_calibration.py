@@ -163,9 +163,9 @@ def transition_codes(pairs: Sequence[tuple[bool, bool]]) -> npt.NDArray[np.int64
 
 
 def _distinct_rows(cols: VoteColumns) -> tuple[FloatArray, npt.NDArray[np.int64]]:
-    """`_rows` of columns: the distinct (accepts, votes, lab, first) rows in order of first
-    occurrence and each observation's row index — the same rows in the same order, so every fit
-    sums the same numbers in the same order."""
+    """The distinct (accepts, votes, lab, first) rows in order of first occurrence and each
+    observation's row index — the rows and order the per-object form gave (a test keeps it as
+    its oracle), so every fit sums the same numbers in the same order."""
     lab = np.where(np.isnan(cols.lab), -1.0, cols.lab)  # NaN != NaN: unlabelled rows as -1
     keys = _packed_keys(cols, lab)
     if keys is None:  # not small whole numbers: compare the rows themselves
@@ -201,21 +201,6 @@ def _packed_keys(cols: VoteColumns, lab: FloatArray) -> npt.NDArray[np.int64] | 
     return packed * 2 + cols.first.astype(np.int64)
 
 
-def _rows(obs: Sequence[VoteObservation]) -> tuple[list[tuple[int, int, float, float]], list[int]]:
-    keys: dict[tuple[int, int, float, float], int] = {}
-    index: list[int] = []
-    for o in obs:
-        lab = math.nan if o.valid is None else float(o.valid)
-        key = (o.accepts, o.votes, lab, 1.0 if o.first else 0.0)
-        # NaN != NaN, so normalise the key for unlabelled rows
-        key = key if not math.isnan(lab) else (o.accepts, o.votes, -1.0, key[3])
-        if key not in keys:
-            keys[key] = len(keys)
-        index.append(keys[key])
-    rows = sorted(keys, key=keys.__getitem__)
-    return [(a, b, math.nan if c == -1.0 else c, d) for a, b, c, d in rows], index
-
-
 def em_calibrate(obs: Sequence[VoteObservation], **kwargs: Any) -> EmFit:
     """Fit ρ0, ρ1 and the prior by EM (see module docstring). Zero-vote rows carry no
     information and are ignored; with no informative rows the result is NaN."""
@@ -244,9 +229,8 @@ def transition_rates(pairs: Sequence[tuple[bool, bool]]) -> tuple[float, float, 
 
 def _rates(codes: npt.NDArray[np.int64]) -> tuple[float, float]:
     """`transition_rates` of transition codes (see `calibrate`), counted by numpy."""
-    c00, c01, c10, c11 = (int(x) for x in np.bincount(codes, minlength=4))
-    inv, val = c00 + c01, c10 + c11
-    return (c01 / inv if inv else math.nan), (c10 / val if val else math.nan)
+    alpha, beta, _ = _counted_rates(codes)
+    return alpha, beta
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ from policies.vrr_calibration import (
     VoteObservation,
     _distinct_rows,
     _fit,
-    _rows,
     calibrate,
     calibrate_columns,
     em_calibrate,
@@ -37,6 +36,23 @@ def observations(seed: int, n: int, loops: int) -> list[VoteObservation]:
             )
         )
     return out
+
+
+def _rows(obs: list[VoteObservation]) -> tuple[list[tuple[int, int, float, float]], list[int]]:
+    """The distinct rows of observations as first written (objects, a dict of keys): the
+    oracle of the columns' `_distinct_rows`."""
+    keys: dict[tuple[int, int, float, float], int] = {}
+    index: list[int] = []
+    for o in obs:
+        lab = math.nan if o.valid is None else float(o.valid)
+        key = (o.accepts, o.votes, lab, 1.0 if o.first else 0.0)
+        # NaN != NaN, so normalise the key for unlabelled rows
+        key = key if not math.isnan(lab) else (o.accepts, o.votes, -1.0, key[3])
+        if key not in keys:
+            keys[key] = len(keys)
+        index.append(keys[key])
+    rows = sorted(keys, key=keys.__getitem__)
+    return [(a, b, math.nan if c == -1.0 else c, d) for a, b, c, d in rows], index
 
 
 def per_loop_samples(obs, transitions, n_boot: int, seed: int):  # type: ignore[no-untyped-def]
