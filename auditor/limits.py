@@ -66,3 +66,11 @@ def tune_gc() -> None:
     gc.collect()  # what start-up left as garbage is freed, not frozen
     gc.freeze()
     gc.set_threshold(*thresholds)
+
+
+def prepare_audit_process() -> None:
+    """Everything a process that audits sets up once: the memory ceiling, the collector and the
+    lock hand-over (a Celery pool process at start, `manage.py audit --inline`)."""
+    apply_memory_limit()
+    tune_gc()
+    tune_switch_interval()

@@ -34,12 +34,10 @@ def resume_stale_work() -> dict:
 
 
 @worker_process_init.connect
-def _limit_memory(**kwargs):  # type: ignore[no-untyped-def]
-    from auditor.limits import apply_memory_limit, tune_gc, tune_switch_interval
+def _prepare_process(**kwargs):  # type: ignore[no-untyped-def]
+    from auditor.limits import prepare_audit_process
 
-    apply_memory_limit()
-    tune_gc()
-    tune_switch_interval()
+    prepare_audit_process()
 
 
 def _queue_sweep() -> None:

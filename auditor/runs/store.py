@@ -10,7 +10,7 @@ written again the idempotent way (INSERT … ON CONFLICT DO NOTHING) — rare, a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -41,7 +41,7 @@ _PLAIN = (bool, str, int, type(None))
 
 
 def result_row(
-    run_id: int, trace_id: int, name: str, d: dict[str, Any], events: Sequence[Any]
+    run_id: int, trace_id: int, name: str, d: Mapping[str, Any], events: Sequence[Any]
 ) -> dict[str, Any]:
     """One policy's `PolicyResult.to_dict()` as the values of a result row (no created_at).
     ``events``: the trace's stored event payloads in order (`traces.selectors.load_events`):
@@ -65,15 +65,8 @@ def policy_row(
     record and the trajectory's suffix stay the policy's objects, `store_results` writes them
     as the copy's text. The common prefix is found on the policy's own events, which are the
     stored ones (policies.replay keeps each event's dict): an identity test per event."""
-    start, suffix = split_trajectory(events, res.guarded_trajectory)
-    row = {
-        "run_id": run_id,
-        "trace_id": trace_id,
-        "policy": res.policy,
-        "guarded_trajectory": suffix,
-        "guarded_from": start,
-        **{f: getattr(res, f) for f in DECISION_FIELDS},
-    }
+    fields = {f: getattr(res, f) for f in (*DECISION_FIELDS, "guarded_trajectory")}
+    row = result_row(run_id, trace_id, res.policy, fields, events)
     for f in DECISION_FIELDS:  # a numpy bool or float from a policy's statistics, as to_dict has it
         if f != "record" and not isinstance(row[f], _PLAIN):
             row[f] = json_safe(row[f])

@@ -35,12 +35,12 @@ def test_start_up_objects_are_frozen_and_young_ones_collected_less_often(setting
 
 
 def test_the_worker_process_hook_tunes_it(settings, gc_restored):
-    from auditor.tasks import _limit_memory
+    from auditor.tasks import _prepare_process
 
     settings.TA_WORKER_MEMORY_MB = 0  # no rlimit on the test process
     settings.TA_GC_THRESHOLDS = ["1234", "5", "6"]
     settings.TA_SWITCH_INTERVAL_MS = 2.5
-    _limit_memory()
+    _prepare_process()
     assert gc.get_threshold() == (1234, 5, 6)
     assert sys.getswitchinterval() == pytest.approx(0.0025)
 

@@ -528,29 +528,36 @@ def test_checking_during_the_replay_or_from_scratch_gives_the_same_account() -> 
     assert differ == []
 
 
+def world_state(world) -> dict:  # type: ignore[no-untyped-def]
+    """A world's public attributes per instance, as the package's state_checker compares them."""
+    from policies.env_bfcl import jsonable
+
+    return {
+        c: jsonable({k: v for k, v in vars(i).items() if not k.startswith("_")})
+        for c, i in world.instances.items()
+    }
+
+
+def two_worlds(task: dict) -> tuple:
+    """Two worlds of the task from the same snapshot of its initial state."""
+    from policies.env_bfcl import _World
+
+    env = BFCLEnvironment()
+    env.reset(import_trace(record_from_turns(task, gt_calls(task))))
+    blob = env._initial_snapshot()
+    return _World(pickle.loads(blob), "m_eval_x", {}), _World(pickle.loads(blob), "m_eval_x", {})
+
+
 def test_direct_calls_match_the_evaluated_call_strings() -> None:
     """A decoded call whose text can only mean method(**arguments) is called directly instead
     of parsed and evaluated (_World.call); results, errors and state are the same as through
     the call string's AST (_World.run) — including argument mutation by the API."""
-    from policies.env_bfcl import _World, jsonable
-
-    def state(world: _World) -> dict:
-        # public attributes, as the package's state_checker compares them
-        return {
-            c: jsonable({k: v for k, v in vars(i).items() if not k.startswith("_")})
-            for c, i in world.instances.items()
-        }
-
     tasks = load_tasks()
     direct = compared = 0
     for category in CATEGORIES:
         for tid in task_ids(category, step=10):
             task = tasks[tid]
-            env = BFCLEnvironment()
-            env.reset(import_trace(record_from_turns(task, gt_calls(task))))
-            blob = env._initial_snapshot()
-            fast = _World(pickle.loads(blob), "m_eval_x", {})
-            slow = _World(pickle.loads(blob), "m_eval_x", {})
+            fast, slow = two_worlds(task)
             calls = [c for turn in gt_calls(task) for c in turn]
             extra = [("ls", {"a": 1}), ("cd", {"folder": "no(such"}), ("cd", {"from": "x"})]
             for name, args in calls + extra:
@@ -559,7 +566,7 @@ def test_direct_calls_match_the_evaluated_call_strings() -> None:
                 assert got == slow.run(text), (tid, text)
                 compared += 1
                 direct += fast.has(name) and "(" not in json.dumps(args)
-            assert state(fast) == state(slow), tid
+            assert world_state(fast) == world_state(slow), tid
     assert compared > 300 and direct > 200
 
 
@@ -569,13 +576,6 @@ def test_read_call_strings_match_the_evaluated_ones_on_every_ground_truth() -> N
     string (_World.run): every ground-truth turn of every task of the four categories, in
     order, on two worlds from the same snapshot; plus strings the reader must leave alone."""
     from policies.bfcl_calls import parse_call
-    from policies.env_bfcl import _World, jsonable
-
-    def state(world: _World) -> dict:
-        return {
-            c: jsonable({k: v for k, v in vars(i).items() if not k.startswith("_")})
-            for c, i in world.instances.items()
-        }
 
     tasks = load_tasks()
     read = compared = 0
@@ -599,17 +599,13 @@ def test_read_call_strings_match_the_evaluated_ones_on_every_ground_truth() -> N
     for category in CATEGORIES:
         for tid in task_ids(category, step=1):
             task = tasks[tid]
-            env = BFCLEnvironment()
-            env.reset(import_trace(record_from_turns(task, gt_calls(task))))
-            blob = env._initial_snapshot()
-            fast = _World(pickle.loads(blob), "m_eval_x", {})
-            slow = _World(pickle.loads(blob), "m_eval_x", {})
+            fast, slow = two_worlds(task)
             texts = [c for turn in task["ground_truth"] for c in turn]
             for text in texts + (odd if tid.endswith("_0") else []):
                 assert fast.run_text(text) == slow.run(text), (tid, text)
                 compared += 1
                 read += parse_call(text) is not None
-            assert state(fast) == state(slow), tid
+            assert world_state(fast) == world_state(slow), tid
     assert compared > 4000 and read > 0.9 * compared
     assert parse_call("ls(a=True,b=None,c=[1,-2.5,[],['x',],],)") == (
         "ls",

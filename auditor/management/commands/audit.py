@@ -21,7 +21,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from tqdm import tqdm
 
-from auditor.limits import apply_memory_limit, tune_gc, tune_switch_interval
+from auditor.limits import prepare_audit_process
 from auditor.llm.settings import model_settings_from
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
@@ -65,9 +65,8 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=3600.0)
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
-        apply_memory_limit()  # an inline audit runs here: keep a runaway trace from the machine
-        tune_gc()  # as a worker process does
-        tune_switch_interval()
+        # an inline audit runs here: as a worker process, with a ceiling against a runaway trace
+        prepare_audit_process()
         project = Project.objects.filter(name=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project named {opts['project']!r}")
