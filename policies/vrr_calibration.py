@@ -14,7 +14,8 @@ numpy is used here because bootstrap refits are the one hot loop that pure Pytho
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,12 +228,6 @@ def transition_rates(pairs: Sequence[tuple[bool, bool]]) -> tuple[float, float, 
     return alpha, beta, c
 
 
-def _rates(codes: npt.NDArray[np.int64]) -> tuple[float, float]:
-    """`transition_rates` of transition codes (see `calibrate`), counted by numpy."""
-    alpha, beta, _ = _counted_rates(codes)
-    return alpha, beta
-
-
 @dataclass(frozen=True, slots=True)
 class Calibration:
     params: VrrParams
@@ -291,11 +286,66 @@ def calibrate_columns(
     level: float = 0.95,
     seed: int = 0,
 ) -> Calibration:
-    """`calibrate` of observations as columns and transitions as codes (`transition_codes`):
-    what a caller gathering a large run's observations keeps instead of the objects."""
+    """`calibrate` of observations as columns and transitions as codes (`transition_codes`)."""
     obs = columns.informative()
+    if not len(obs):
+        return _calibrated(_Rows.empty(), codes, n_boot=n_boot, level=level, seed=seed)
+    arr, idx = _distinct_rows(obs)
+    _, loop_of = np.unique(obs.loop, return_inverse=True)
+    loop_of = loop_of.reshape(-1)
+
+    def weights(drawn: FloatArray) -> FloatArray:
+        # A row's weight is how often its loop was drawn: the same integer counts as
+        # concatenating the drawn loops' members, without a Python loop over loops.
+        return np.bincount(idx, weights=drawn[loop_of], minlength=len(arr))
+
+    counts = np.bincount(idx, minlength=len(arr)).astype(np.float64)
+    rows = _Rows(arr, counts, len(obs), float(obs.votes.max()), int(loop_of.max()) + 1, weights)
+    return _calibrated(rows, codes, n_boot=n_boot, level=level, seed=seed)
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """What a calibration reads of a group's informative observations: the distinct (accepts,
+    votes, lab, first) rows in order of first occurrence (`_distinct_rows`), how many
+    observations have each, their number and largest vote count, the number of loops, and
+    ``weights(drawn)``: each row's count when each loop counts as often as ``drawn`` says."""
+
+    arr: FloatArray
+    counts: FloatArray
+    n: int
+    max_votes: float
+    n_loops: int
+    weights: Callable[[FloatArray], FloatArray]
+
+    @classmethod
+    def empty(cls) -> _Rows:
+        return cls(np.empty((0, 4)), np.empty(0), 0, 0.0, 0, lambda drawn: drawn)
+
+
+#: Bootstrap picks drawn at a time (`_drawn_counts`): a draw of 10⁵ loops or 6·10⁵ transitions
+#: as one array was 0.8–4.8 MB more at the calibration's peak for each tenfold of the run.
+DRAW_PART = 1 << 16
+
+
+def _drawn_counts(rng: np.random.Generator, n: int, minlength: int, pick: Any = None) -> Any:
+    """How often a bootstrap draw of ``n`` from ``n`` (``rng.integers(0, n, n)``) picks each
+    index — or, with ``pick``, each value of ``pick`` at the drawn indices — drawn a part at a
+    time. The same numbers as one call: numpy's bounded integers below 2³² take each 32-bit
+    draw from the generator's own state (no buffer is left behind between calls; a test
+    pins it)."""
+    counts = np.zeros(minlength, np.int64)
+    for start in range(0, n, DRAW_PART):
+        drawn = rng.integers(0, n, min(DRAW_PART, n - start))
+        counts += np.bincount(drawn if pick is None else pick[drawn], minlength=minlength)
+    return counts
+
+
+def _calibrated(rows: _Rows, codes: Any, *, n_boot: int, level: float, seed: int) -> Calibration:
+    """Point estimates and percentile-bootstrap intervals from a group's rows and transition
+    codes (`calibrate_columns`, `VoteTally.calibrate`)."""
     notes: list[str] = []
-    if len(obs) and obs.votes.max() < 3:
+    if rows.n and rows.max_votes < 3:
         notes.append(
             "fewer than 3 votes per candidate: the mixture is identifiable only "
             "through the labelled candidates"
@@ -303,7 +353,11 @@ def calibrate_columns(
     transitions = len(codes)
     if not transitions:
         notes.append("no labelled transitions: alpha and beta are not identified")
-    em = _em_columns(obs)
+    arr = rows.arr
+    if rows.n:
+        em = _fit(arr[:, 0], arr[:, 1], rows.counts, arr[:, 2], arr[:, 3])
+    else:
+        em = EmFit(math.nan, math.nan, math.nan, math.nan, math.nan, 0, False)
     alpha, beta, counts = _counted_rates(codes)
     if transitions and counts["10"] + counts["11"] == 0:
         notes.append(
@@ -315,20 +369,13 @@ def calibrate_columns(
     point = VrrParams(em.rho0, em.rho1, alpha, beta, em.prior_first)
     rng = np.random.default_rng(seed)
     samples: list[VrrParams] = []
-    if len(obs):
-        arr, idx = _distinct_rows(obs)
-        uniq_loops, loop_of = np.unique(obs.loop, return_inverse=True)
-        n_loops = len(uniq_loops)
+    if rows.n:
         for _ in range(n_boot):
-            pick = rng.integers(0, n_loops, n_loops)
-            # A row's weight is how often its loop was drawn: the same integer counts as
-            # concatenating the drawn loops' members, without a Python loop over loops.
-            drawn = np.bincount(pick, minlength=n_loops).astype(np.float64)
-            w = np.bincount(idx, weights=drawn[loop_of], minlength=len(arr))
+            drawn = _drawn_counts(rng, rows.n_loops, rows.n_loops).astype(np.float64)
             fit = _fit(
                 arr[:, 0],
                 arr[:, 1],
-                w,
+                rows.weights(drawn),
                 arr[:, 2],
                 arr[:, 3],
                 p1=1 - em.rho1,
@@ -338,7 +385,7 @@ def calibrate_columns(
                 tol=1e-8,
             )
             if len(codes):
-                a_, b_ = _rates(codes[rng.integers(0, len(codes), len(codes))])
+                a_, b_, _ = _rates_of(_drawn_counts(rng, len(codes), 4, codes))
             else:
                 a_, b_ = math.nan, math.nan
             samples.append(VrrParams(fit.rho0, fit.rho1, a_, b_, fit.prior_first))
@@ -352,13 +399,115 @@ def calibrate_columns(
         else:
             intervals[name] = (math.nan, math.nan)
     return Calibration(
-        point, intervals, tuple(samples), em, counts, len(obs), level, n_boot, seed, notes
+        point, intervals, tuple(samples), em, counts, rows.n, level, n_boot, seed, notes
     )
 
 
-def _counted_rates(codes: npt.NDArray[np.int64]) -> tuple[float, float, dict[str, int]]:
+class VoteTally:
+    """A (model, verifier) group's vote observations and labelled transitions, gathered a loop
+    (trace) at a time and kept as what the calibration reads of them (issue 17): each distinct
+    row with its count, each loop as its (row, count) pairs and each transition as a byte, in
+    flat arrays. A 10⁵-trace run's 600,000 observations as columns (`VoteColumns`) were ~30 MB
+    and their sort at calibration as much again; tallied, ~2 MB (the bench's loops have ~6
+    distinct rows of their ~24). `calibrate` gives `calibrate`'s result to the last bit: the
+    rows come in the same order, and a bootstrap weight is a sum of whole numbers, exact in
+    any order.
+
+    Counts are whole numbers (``loop_rounds``' are): rows are told apart by their values."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[float, float, float, float], int] = {}
+        self._counts: list[int] = []  # per distinct row
+        # per (loop, distinct row of the loop), for loops with votes (numbered from 0)
+        self._pair_loop, self._pair_row, self._pair_count = (array("i") for _ in range(3))
+        self._loops = 0
+        self._codes = array("b")  # transitions, as `transition_codes`
+        self.observations = 0  # all, as `len(VoteColumns)`
+        self._informative = 0  # those with votes
+        self._max_votes = 0.0
+
+    @classmethod
+    def of_observations(
+        cls, obs: Sequence[VoteObservation], transitions: Sequence[tuple[bool, bool]]
+    ) -> VoteTally:
+        """The tally of observations in any order of loops: rows in their order of first
+        occurrence, loops in the order of their ``loop`` values (as `calibrate` reads them)."""
+        tally = cls()
+        loops: dict[int, list[VoteObservation]] = {}
+        for o in obs:
+            if o.votes > 0:
+                tally._row(o)
+            loops.setdefault(o.loop, []).append(o)
+        for loop in sorted(loops):
+            tally.add(loops[loop], ())
+        tally._codes.extend(transition_codes(transitions).tolist())
+        return tally
+
+    def add_trace(self, trace: Trace) -> None:
+        """The next loop: a trace's rounds, as `observations_from_traces` reads them."""
+        self.add(*observations_from_traces([trace]))
+
+    def add(self, obs: Sequence[VoteObservation], transitions: Sequence[tuple[bool, bool]]) -> None:
+        """The next loop's observations (their ``loop`` is not read) and labelled transitions."""
+        members: dict[int, int] = {}
+        self.observations += len(obs)
+        for o in obs:
+            if o.votes > 0:  # zero-vote rows carry no information (`VoteColumns.informative`)
+                row = self._row(o)
+                members[row] = members.get(row, 0) + 1
+                self._counts[row] += 1
+                self._max_votes = max(self._max_votes, float(o.votes))
+        if members:
+            self._informative += sum(members.values())
+            self._pair_loop.extend([self._loops] * len(members))
+            self._pair_row.extend(members)
+            self._pair_count.extend(members.values())
+            self._loops += 1
+        self._codes.extend(int(a) * 2 + int(b) for a, b in transitions)
+
+    def _row(self, o: VoteObservation) -> int:
+        lab = -1.0 if o.valid is None else float(o.valid)
+        key = (float(o.accepts), float(o.votes), lab, 1.0 if o.first else 0.0)
+        row = self._rows.get(key)
+        if row is None:
+            row = self._rows[key] = len(self._rows)
+            self._counts.append(0)
+        return row
+
+    def __len__(self) -> int:
+        return self.observations
+
+    def calibrate(self, *, n_boot: int = 200, level: float = 0.95, seed: int = 0) -> Calibration:
+        """`calibrate` of the tallied observations and transitions."""
+        codes = np.frombuffer(self._codes, dtype=np.int8) if self._codes else np.empty(0, np.int8)
+        if not self._informative:
+            return _calibrated(_Rows.empty(), codes, n_boot=n_boot, level=level, seed=seed)
+        arr = np.array(
+            [(a, v, math.nan if lab < 0 else lab, f) for a, v, lab, f in self._rows],
+            dtype=np.float64,
+        )
+        loop_at, row_at, times = (
+            np.frombuffer(a, dtype=np.int32)
+            for a in (self._pair_loop, self._pair_row, self._pair_count)
+        )
+        n_rows = len(arr)
+
+        def weights(drawn: FloatArray) -> FloatArray:
+            return np.bincount(row_at, weights=drawn[loop_at] * times, minlength=n_rows)
+
+        counts = np.asarray(self._counts, np.float64)
+        rows = _Rows(arr, counts, self._informative, self._max_votes, self._loops, weights)
+        return _calibrated(rows, codes, n_boot=n_boot, level=level, seed=seed)
+
+
+def _counted_rates(codes: Any) -> tuple[float, float, dict[str, int]]:
     """`transition_rates` of transition codes, with its counts."""
-    c00, c01, c10, c11 = (int(x) for x in np.bincount(codes, minlength=4))
+    return _rates_of(np.bincount(codes, minlength=4))
+
+
+def _rates_of(bins: Any) -> tuple[float, float, dict[str, int]]:
+    """`transition_rates` of the transitions' counts per code."""
+    c00, c01, c10, c11 = (int(x) for x in bins)
     c = {"00": c00, "01": c01, "10": c10, "11": c11}
     inv, val = c00 + c01, c10 + c11
     return (c01 / inv if inv else math.nan), (c10 / val if val else math.nan), c

@@ -11,10 +11,9 @@ audit (`executed_labels`, `label_events`).
 from __future__ import annotations
 
 import math
-from array import array
 from collections import defaultdict
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings as django_settings
 
@@ -26,9 +25,6 @@ from policies.sandbox import SandboxSettings
 from policies.trace import Trace as PTrace
 from traces.models import Event, Trace
 from traces.selectors import load_events
-
-if TYPE_CHECKING:
-    from policies.vrr_calibration import VoteColumns
 
 # policies.vrr_calibration (and numpy under it, ~40 ms) is imported where a group is calibrated,
 # not here: every process imports this module at Django start (runs.work, the apps' signal
@@ -81,47 +77,28 @@ def _has_hidden_tests(events: list[dict]) -> bool:
 
 
 class _Group:
-    """One (model, verifier) group's calibration input, read a part of the run at a time: its
-    vote observations and transitions, not its traces' events — at 10⁵ traces those held the
-    start's worker at 1.3 GB (issue 17) — and as columns of numbers, not objects: 600,000
-    observations and 575,000 transitions as objects were another +115 MB at 10⁵ traces. The
-    events are kept only to execute candidates."""
+    """One (model, verifier) group's calibration input, read a part of the run at a time: what
+    the calibration reads of its vote observations and transitions (a `VoteTally`: distinct
+    rows, loop shapes, a byte per transition), not its traces' events — at 10⁵ traces those
+    held the start's worker at 1.3 GB (issue 17) — nor each observation: as objects they were
+    +115 MB at 10⁵ traces, as columns ~30 MB and as much again to sort them at calibration.
+    The events are kept only to execute candidates."""
 
     def __init__(self) -> None:
-        # policies.vrr_calibration.VoteColumns, filled a trace at a time
-        self.accepts, self.votes, self.lab, self.first = (array("d") for _ in range(4))
-        self.loop = array("q")
-        self.codes = array("q")  # transitions, as policies.vrr_calibration.transition_codes
+        from policies.vrr_calibration import VoteTally
+
+        self.tally = VoteTally()
         self.events: list[list[dict]] = []
         self.traces = 0
         self.hidden_tests = False
 
     def add(self, events: list[dict], *, keep: bool) -> None:
-        if keep:  # executed labels change the observations: computed after execution
+        if keep:  # executed labels change the observations: tallied after execution
             self.events.append(events)
         else:
-            from policies.vrr_calibration import observations_from_traces
-
-            obs, transitions = observations_from_traces([PTrace.from_events(events)])
-            for o in obs:
-                self.accepts.append(o.accepts)
-                self.votes.append(o.votes)
-                self.lab.append(math.nan if o.valid is None else float(o.valid))
-                self.first.append(1.0 if o.first else 0.0)
-                # the trace's index in its group, as observations_from_traces over the group
-                self.loop.append(self.traces)
-            self.codes.extend(int(a) * 2 + int(b) for a, b in transitions)
+            self.tally.add_trace(PTrace.from_events(events))
         self.hidden_tests = self.hidden_tests or _has_hidden_tests(events)
         self.traces += 1
-
-    def columns(self) -> tuple[VoteColumns, Any]:
-        """The observations and transition codes, as `calibrate_columns` takes them."""
-        import numpy as np
-
-        from policies.vrr_calibration import VoteColumns
-
-        cols = VoteColumns.of(self.accepts, self.votes, self.lab, self.first, self.loop)
-        return cols, np.asarray(self.codes, dtype=np.int64)
 
 
 def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
@@ -138,19 +115,13 @@ def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
         .order_by("trace_id")
     )
     groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
-    models = dict(Trace.objects.filter(pk__in=with_votes).values_list("pk", "model"))
     for start in range(0, len(with_votes), 500):
         part = with_votes[start : start + 500]
+        # a part's models, not the run's: 10⁵ of them were 3 MB more held through the start
+        models = dict(Trace.objects.filter(pk__in=part).values_list("pk", "model"))
         for tid, events in load_events(part).items():
             groups[(models.get(tid) or "", verifier_of(events))].add(events, keep=execute)
     for (model, verifier), group in groups.items():
-        from policies.vrr_calibration import (
-            VoteColumns,
-            calibrate_columns,
-            observations_from_traces,
-            transition_codes,
-        )
-
         execution: dict[str, Any] | None = None
         if execute:
             labels, counts = execute_hidden_tests(
@@ -158,14 +129,11 @@ def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
             )
             labelled = [label_events(events, labels) for events in group.events]
             execution = {"counts": counts, "labelled": len(labels), "labels": _encode(labels)}
-            obs, transitions = observations_from_traces([PTrace.from_events(e) for e in labelled])
-            cols, codes = VoteColumns.from_observations(obs), transition_codes(transitions)
-        else:
-            cols, codes = group.columns()
-        if not len(cols):
+            for events in labelled:
+                group.tally.add_trace(PTrace.from_events(events))
+        if not len(group.tally):
             continue
-        n_boot = django_settings.TA_CALIBRATION_BOOTSTRAP
-        cal = calibrate_columns(cols, codes, n_boot=n_boot, seed=0)
+        cal = group.tally.calibrate(n_boot=django_settings.TA_CALIBRATION_BOOTSTRAP, seed=0)
         # NaN (an unidentified α, β) becomes null: jsonb, and JSON itself, have no NaN.
         params = json_safe({**cal.to_dict(), "samples": [s.to_dict() for s in cal.samples]})
         if execution is not None:

@@ -145,3 +145,88 @@ def test_observations_as_columns_give_the_objects_rows_and_calibration():
         )
         assert repr(a.to_dict()) == repr(b.to_dict()) and a.samples == b.samples
         assert a.transition_counts == transition_rates(transitions)[2]
+
+
+def test_tally_calibrates_as_the_observations_to_the_last_bit(monkeypatch):
+    """A run's calibration tallies its loops (auditor.runs.calibration): the parameters,
+    intervals and bootstrap samples equal `calibrate`'s of the same observations and the
+    per-loop form's, with the bootstrap's picks drawn a few at a time (DRAW_PART) or at once;
+    a group without votes too."""
+    import policies.vrr_calibration as vc
+
+    for seed, part in ((0, 7), (1, 1), (2, vc.DRAW_PART)):
+        obs = observations(seed, 500, 40) + [VoteObservation(0, 0, None, False, 3)]
+        rnd = random.Random(seed)
+        transitions = [(rnd.random() < 0.4, rnd.random() < 0.6) for _ in range(60)]
+        whole = calibrate(obs, transitions, n_boot=12, seed=seed)
+        monkeypatch.setattr(vc, "DRAW_PART", part)
+        tally = vc.VoteTally.of_observations(obs, transitions)
+        got = tally.calibrate(n_boot=12, seed=seed)
+        assert len(tally) == len(obs) and got.n_observations == len(obs) - 1
+        assert repr(got.to_dict()) == repr(whole.to_dict()) and got.samples == whole.samples
+        oracle = per_loop_samples(obs[:-1], transitions, 12, seed)  # with votes only
+        assert same(as_tuples(got.samples), oracle)
+        monkeypatch.undo()
+    none = vc.VoteTally.of_observations([VoteObservation(0, 0)], [(True, False)])
+    want = calibrate([VoteObservation(0, 0)], [(True, False)], n_boot=3)
+    assert len(none) == 1 and repr(none.calibrate(n_boot=3).to_dict()) == repr(want.to_dict())
+
+
+def test_bootstrap_picks_drawn_in_parts_are_the_picks_drawn_at_once():
+    """What DRAW_PART relies on: numpy's bounded integers drawn in parts are the same numbers,
+    and leave the generator in the same state, as one draw of them all."""
+    for n in (1, 2, 3, 999, 70_001):
+        for part in (1, 3, 4096):
+            a, b = np.random.default_rng(5), np.random.default_rng(5)
+            whole = a.integers(0, n, n)
+            parts = [b.integers(0, n, min(part, n - s)) for s in range(0, n, part)]
+            assert (np.concatenate(parts) == whole).all()
+            assert a.integers(0, 2**40) == b.integers(0, 2**40)
+
+
+def _loop(rnd: random.Random, rounds: int) -> list[VoteObservation]:
+    out = []
+    for k in range(rounds):
+        votes = rnd.randint(1, 5)
+        valid = rnd.choice([None, True, False])
+        out.append(VoteObservation(rnd.randint(0, votes), votes, valid, k == 0))
+    return out
+
+
+def test_tallied_calibration_memory_grows_by_bytes_per_loop():
+    """Issue 17: a 10⁵-trace run's calibration kept its 600,000 observations as columns (40
+    bytes each) and sorted them (as much again): its peak grew ~70 MB per 10⁵ traces. Tallied,
+    a loop costs 12 bytes per distinct row in it and a transition a byte. 10⁴ loops of 12
+    rounds: the columns' way peaks at ~12 MB, the tally's at ~3 MB."""
+    import tracemalloc
+    from array import array
+
+    from policies.vrr_calibration import VoteTally
+
+    def columns_way(loops: int) -> None:  # the run's calibration as it was
+        rnd = random.Random(0)
+        cols = [array("d") for _ in range(4)]
+        loop, codes = array("q"), array("q")
+        for li in range(loops):
+            for o in _loop(rnd, 12):
+                lab = math.nan if o.valid is None else float(o.valid)
+                for c, v in zip(cols, (o.accepts, o.votes, lab, float(o.first)), strict=True):
+                    c.append(v)
+                loop.append(li)
+            codes.extend(rnd.randrange(4) for _ in range(11))
+        calibrate_columns(VoteColumns.of(*cols, loop), np.asarray(codes, np.int64), n_boot=2)
+
+    def tally_way(loops: int) -> None:
+        rnd = random.Random(0)
+        tally = VoteTally()
+        for _ in range(loops):
+            tally.add(_loop(rnd, 12), [(rnd.random() < 0.5, rnd.random() < 0.5)] * 11)
+        tally.calibrate(n_boot=2)
+
+    peaks = {}
+    for way in (columns_way, tally_way):
+        tracemalloc.start()
+        way(10_000)
+        peaks[way.__name__] = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+    assert peaks["columns_way"] > 10 and peaks["tally_way"] < 5, peaks
