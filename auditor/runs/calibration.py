@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.conf import settings as django_settings
@@ -102,12 +102,12 @@ class _Group:
         self.traces += 1
 
 
-def _with_votes(trace_ids: list[int]) -> list[int]:
+def _with_votes(trace_ids: Sequence[int]) -> list[int]:
     """The traces among `trace_ids` that hold a verification event, in trace order: the
     bootstrap resamples loops by their index in the group, and an unordered DISTINCT came back
-    in another order once the plan changed (10⁵ traces). On PostgreSQL the ids go as one array
-    parameter: as the ORM's ``IN`` list of 10⁵ placeholders they took the start's worker 96 MB
-    over its size for the moment of the query (issue 17), the array 13 MB."""
+    in another order once the plan changed (10⁵ traces). On PostgreSQL the ids go as array
+    parameters of 10,000: as the ORM's ``IN`` list of 10⁵ placeholders they took the start's
+    worker 96 MB over its size for the moment of the query (issue 17), as one array 13 MB."""
     if connection.vendor != "postgresql":
         return list(
             Event.objects.filter(trace_id__in=trace_ids, type="verification")
@@ -115,16 +115,19 @@ def _with_votes(trace_ids: list[int]) -> list[int]:
             .distinct()
             .order_by("trace_id")
         )
+    out: list[int] = []
     with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT DISTINCT trace_id FROM {Event._meta.db_table} "
-            "WHERE trace_id = ANY(%s) AND type = %s ORDER BY trace_id",
-            [trace_ids, "verification"],
-        )
-        return [tid for (tid,) in cur]
+        for start in range(0, len(trace_ids), 10_000):
+            cur.execute(
+                f"SELECT DISTINCT trace_id FROM {Event._meta.db_table} "
+                "WHERE trace_id = ANY(%s) AND type = %s",
+                [list(trace_ids[start : start + 10_000]), "verification"],
+            )
+            out.extend(tid for (tid,) in cur)
+    return sorted(out)
 
 
-def run_calibrate(run: AuditRun, trace_ids: list[int]) -> None:
+def run_calibrate(run: AuditRun, trace_ids: Sequence[int]) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
     verification votes (SPEC §5.3 calibration), after executing code candidates when the
     project says so."""
