@@ -14,6 +14,7 @@ known successes of known n; unknown outcomes are listed for the annotation queue
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -122,12 +123,47 @@ def annotation_queue(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_queue_item(r, i) for i, r in enumerate(rows) if r.get("transition") == "unknown"]
 
 
+class _Queue:
+    """A summary's annotation queue items (`_queue_item`, strict JSON), kept as their trace (8
+    bytes) and the index of their (reason, needs) pair until `items`: as dicts each with its
+    own strings they were ~250 bytes an item, 15 MB for a 10⁵-trace run's 61,000 (issue 17).
+    An item of other values (a trace that is not a 64-bit integer) is kept as it is."""
+
+    def __init__(self) -> None:
+        self.traces = array("q")
+        self.kinds = array("l")  # index into `pairs`, or -1: the item is in `other`
+        self.pairs: dict[tuple[str, str], int] = {}
+        self.other: dict[int, Any] = {}
+
+    def append(self, item: dict[str, Any]) -> None:
+        trace, reason, needs = item["trace"], item["reason"], item["needs"]
+        if type(trace) is int and -(2**63) <= trace < 2**63 and type(reason) is type(needs) is str:
+            # strings and integers are their own strict JSON (`json_safe` gives them back equal)
+            self.traces.append(trace)
+            self.kinds.append(self.pairs.setdefault((reason, needs), len(self.pairs)))
+        else:
+            self.other[len(self.traces)] = json_safe(item)
+            self.traces.append(0)
+            self.kinds.append(-1)
+
+    def __len__(self) -> int:
+        return len(self.traces)
+
+    def items(self) -> list[dict[str, Any]]:
+        """The items in order of `append`, as `json_safe` of each (its strings shared)."""
+        pairs = list(self.pairs)
+        return [
+            {"trace": t, "reason": pairs[k][0], "needs": pairs[k][1]} if k >= 0 else self.other[i]
+            for i, (t, k) in enumerate(zip(self.traces, self.kinds, strict=True))
+        ]
+
+
 class RunSummary:
     """`summarise_run` as a fold: `add` one result row (and its category) at a time, in the
     run's order, then `result`. Keeps counts (per category, how many results have each
-    outcome: all Δ's bootstrap resamples) and the unknown results' queue items — never the
-    rows, so a run of 10⁵ results is summarised in a few MB whatever its records hold
-    (issue 17)."""
+    outcome: all Δ's bootstrap resamples) and the unknown results' queue items (`_Queue`) —
+    never the rows, so a run of 10⁵ results is summarised in a few MB whatever its records
+    hold (issue 17)."""
 
     def __init__(self, policy: str | None) -> None:
         self.policy = policy
@@ -138,7 +174,7 @@ class RunSummary:
         # per category: how many results have each transition, each `_code`
         self.transitions: dict[str, Counter[str]] = defaultdict(Counter)
         self.codes: dict[str, Counter[int]] = defaultdict(Counter)
-        self.queue: list[dict[str, Any]] = []
+        self.queue = _Queue()
         make = TABLES.get(str(policy))
         self.paper = make() if make is not None else None
 
@@ -157,7 +193,7 @@ class RunSummary:
         if row.get("transition") == "unknown":
             # strict JSON item by item: orjson's round trip of the whole queue at the end
             # peaked at 13× its text (51 MB for 24,719 items at 10⁵ traces)
-            self.queue.append(json_safe(_queue_item(row, self.n)))
+            self.queue.append(_queue_item(row, self.n))
         if self.paper is not None:
             self.paper.add(row)
         self.n += 1
@@ -187,7 +223,7 @@ class RunSummary:
         if self.paper is not None:
             summary[str(self.policy)] = self.paper.result()
         out: dict[str, Any] = json_safe(summary)
-        out["annotation_queue"] = self.queue
+        out["annotation_queue"] = self.queue.items()
         return out
 
 
