@@ -229,3 +229,58 @@ def test_gate_ranking_counted_by_score_is_the_definition(scored):
     scores, labels = [s for s, _ in scored], [y for _, y in scored]
     assert repr(counted_roc_auc(groups)) == repr(roc_auc(scores, labels))
     assert repr(counted_average_precision(groups)) == repr(average_precision(scores, labels))
+
+
+def test_annotation_queue_items_are_each_rows_strict_json_item():
+    """The fold keeps the queue as trace ids and (reason, needs) indexes; its items are still
+    `json_safe(_queue_item(row, i))` of each unknown row, in order, whatever the values
+    (a missing trace id, a reason that is not text, NaN in it)."""
+    from policies.report import RunSummary, _queue_item
+
+    rows: list[dict[str, Any]] = [
+        {"trace_id": 7, "transition": "unknown", "actor_success": None, "record": {}},
+        {"transition": "unknown", "guarded_success": None, "unknown_reason": "no re-check"},
+        {"trace_id": 9, "transition": "rescue", "actor_success": False, "guarded_success": True},
+        {"trace_id": 2**70, "transition": "unknown", "record": {"unknown_reason": "big"}},
+        {"trace_id": 3, "transition": "unknown", "record": {"unknown_reason": {"x": float("nan")}}},
+        {"trace_id": 4, "transition": "unknown", "unknown_reason": "no re-check"},
+        {"trace_id": True, "transition": "unknown", "unknown_reason": "no re-check"},
+    ]
+    fold = RunSummary(None)
+    for r in rows:
+        fold.add(r)
+    want = [json_safe(_queue_item(r, i)) for i, r in enumerate(rows) if i != 2]
+    assert fold.result(n_boot=10)["annotation_queue"] == want
+    assert [type(x["trace"]) for x in want] == [int, int, int, int, int, bool]
+
+
+def test_annotation_queue_memory_grows_by_bytes_per_item():
+    """Issue 17: a 10⁵-trace run has ~61,000 unknown results over its policies, and their
+    queue items as dicts (each with its own strings, as decoded from its record) were ~250
+    bytes each while the summary folded. Kept as a trace id and a pair index: 20,000 items
+    hold under 1 MB (as dicts, ~5 MB)."""
+    import tracemalloc
+
+    import orjson
+
+    from policies.report import RunSummary
+
+    reason = orjson.dumps("the re-check is not in the trace and no model is configured")
+    fold = RunSummary(None)
+    tracemalloc.start()
+    for i in range(20_000):
+        fold.add(
+            {
+                "trace_id": 10**6 + i,
+                "transition": "unknown",
+                "actor_success": True,
+                "guarded_success": None,
+                "record": {"unknown_reason": orjson.loads(reason)},  # a string per row
+            },
+            "coding",
+        )
+    held = tracemalloc.get_traced_memory()[0] / 2**20
+    tracemalloc.stop()
+    assert held < 1, held
+    queue = fold.result(n_boot=10)["annotation_queue"]
+    assert len(queue) == 20_000 and queue[-1]["trace"] == 10**6 + 19_999
