@@ -19,7 +19,6 @@ import time
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from tqdm import tqdm
 
 from auditor.limits import prepare_audit_process
 from auditor.llm.settings import model_settings_from
@@ -105,17 +104,10 @@ class Command(BaseCommand):
         # A bar on stderr (stdout stays the report): asked for, or a terminal not taking JSON.
         show = opts["progress"] or (sys.stderr.isatty() and not opts["json"])
         if opts["inline"]:
-            bar = tqdm(desc=f"run #{run.pk}", unit="trace", disable=not show, file=sys.stderr)
-
-            def progress(done: int, total: int) -> None:
-                bar.total = total
-                bar.n = done
-                bar.refresh()
-
-            try:
-                audit_run_start(run_id=run.pk, inline=True, progress=progress)
-            finally:
-                bar.close()
+            if not show:  # no bar, and no tqdm (its import and its multiprocessing lock)
+                audit_run_start(run_id=run.pk, inline=True)
+            else:
+                self._inline_with_bar(run)
         else:
             self._follow(run, opts["timeout"], quiet=not show)
         run.refresh_from_db()
@@ -127,7 +119,24 @@ class Command(BaseCommand):
         if run.status != AuditRun.Status.DONE:
             sys.exit(1)
 
+    def _inline_with_bar(self, run: AuditRun) -> None:
+        from tqdm import tqdm
+
+        bar = tqdm(desc=f"run #{run.pk}", unit="trace", file=sys.stderr)
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        try:
+            audit_run_start(run_id=run.pk, inline=True, progress=progress)
+        finally:
+            bar.close()
+
     def _follow(self, run: AuditRun, timeout: float, *, quiet: bool) -> None:
+        from tqdm import tqdm
+
         deadline = time.monotonic() + timeout
         bar = tqdm(total=1, desc=f"run #{run.pk}", unit="trace", disable=quiet, file=sys.stderr)
         try:
