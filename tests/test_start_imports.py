@@ -27,12 +27,21 @@ def _loaded_after(code: str, modules: tuple[str, ...]) -> list[str]:
     return eval(out.strip().splitlines()[-1])  # noqa: S307 — a list of names we printed
 
 
-def test_django_start_loads_no_export_reimport_and_the_audit_command_no_tqdm():
-    """The export re-import (a receiver of finished uploads) and tqdm (the CLI's progress bar,
-    with its multiprocessing lock) load on first use, not in every process."""
+def test_django_start_loads_no_export_reimport():
+    """The export re-import (a receiver of finished uploads) and the payload reader it uses
+    load with the first finished upload, not in every process."""
+    loaded = _loaded_after(
+        "import django\ndjango.setup()", ("auditor.exports.reimport", "traces.reader")
+    )
+    assert loaded == []
+
+
+def test_the_audit_command_loads_no_progress_bar_until_it_shows_one():
+    """tqdm (and the multiprocessing lock its first bar makes) only for a bar on a terminal or
+    --progress: `manage.py audit --inline --json` never draws one."""
     loaded = _loaded_after(
         "import django\ndjango.setup()\nimport auditor.management.commands.audit",
-        ("auditor.exports.reimport", "traces.reader", "tqdm", "multiprocessing"),
+        ("tqdm", "multiprocessing"),
     )
     assert loaded == []
 
