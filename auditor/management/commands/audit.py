@@ -13,7 +13,10 @@ workers and followed.
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
 import time
 
 import orjson
@@ -22,6 +25,7 @@ from django.db import transaction
 
 from auditor.limits import prepare_audit_process
 from auditor.llm.settings import model_settings_from
+from auditor.runs import lanes
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     AuditRejected,
@@ -40,6 +44,12 @@ class Command(BaseCommand):
     # No system checks at start (as `migrate`): they load every template tag library and URL
     # module, a tenth of a 200-trace inline audit, and check nothing an audit depends on.
     requires_system_checks: list[str] = []
+    _inline_done = False
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        super().run_from_argv(argv)
+        if self._inline_done:
+            _end_process()
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
         parser.add_argument("--project", required=True)
@@ -118,6 +128,7 @@ class Command(BaseCommand):
             self._print(run, counts)
         if run.status != AuditRun.Status.DONE:
             sys.exit(1)
+        self._inline_done = bool(opts["inline"])
 
     def _inline_with_bar(self, run: AuditRun) -> None:
         from tqdm import tqdm
@@ -170,3 +181,23 @@ class Command(BaseCommand):
                 self.stdout.write(f"             {delta_text(stats)}")
                 for reason, n in stats["not_applicable_reasons"].items():
                     self.stdout.write(f"             not applicable ({reason}): {n}")
+
+
+def _end_process() -> None:
+    """End the process of a finished inline run from the command line at once. Its work is
+    committed and its report printed; what would follow is the interpreter's teardown, every
+    module and object freed one by one: 40-70 ms of CPU after a Django start (a twelfth of a
+    200-trace audit; the bare BFCL checker's whole teardown is 17 ms), which nothing needs. The
+    lanes' connections are closed and the exit handlers run first (logging, coverage); a thread
+    still running (none should be) gets the normal exit, which waits for it."""
+    lanes.shutdown()
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
+        return
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
