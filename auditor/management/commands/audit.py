@@ -44,6 +44,8 @@ class Command(BaseCommand):
     # No system checks at start (as `migrate`): they load every template tag library and URL
     # module, a tenth of a 200-trace inline audit, and check nothing an audit depends on.
     requires_system_checks: list[str] = []
+    # Set once an inline run is done and reported: from the command line (not call_command),
+    # the process then ends without the interpreter's teardown (`_end_process`).
     _inline_done = False
 
     def run_from_argv(self, argv: list[str]) -> None:
@@ -186,8 +188,7 @@ class Command(BaseCommand):
 def _end_process() -> None:
     """End the process of a finished inline run from the command line at once. Its work is
     committed and its report printed; what would follow is the interpreter's teardown, every
-    module and object freed one by one: 40-70 ms of CPU after a Django start (a twelfth of a
-    200-trace audit; the bare BFCL checker's whole teardown is 17 ms), which nothing needs. The
+    module and object freed one by one: 40-55 ms of CPU (a twelfth of a 200-trace audit; the bare BFCL checker's whole teardown is 17 ms), which nothing needs. The
     lanes' connections are closed and the exit handlers run first (logging, coverage); a thread
     still running (none should be) gets the normal exit, which waits for it."""
     lanes.shutdown()
