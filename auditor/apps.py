@@ -2,6 +2,8 @@ from typing import Any
 
 from django.apps import AppConfig
 
+from auditor.gcstart import start_done
+
 
 def _reimport_on_upload_done(sender: Any, **kwargs: Any) -> None:
     # The export re-import (and the reader it uses) loads with the first finished upload, not
@@ -24,3 +26,5 @@ class AuditorConfig(AppConfig):
         run_finished.connect(on_run_finished, dispatch_uid="human-gate-review-queue")
         # Re-creates an uploaded export's decisions and verdicts.
         upload_done.connect(_reimport_on_upload_done, dispatch_uid="auditor.exports.reimport")
+        # The last app's ready: start is over (manage.py turned the collector off for it).
+        start_done()

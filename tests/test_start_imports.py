@@ -1,5 +1,6 @@
-"""What a process loads at start (issue 17): `django.setup()` and the `audit` command's module
-import only what every run of them needs; the rest loads where it is used."""
+"""What a process does at start (issue 17): `django.setup()` and the `audit` command's module
+import only what every run of them needs (the rest loads where it is used), and the garbage
+collector keeps out of the way of the objects start makes."""
 
 from __future__ import annotations
 
@@ -75,3 +76,18 @@ def test_tune_gc_collects_only_the_young_generations(settings):
         gc.unfreeze()
         gc.set_threshold(*before)
     assert generations and max(generations) <= 1
+
+
+def test_manage_py_starts_without_collections_and_freezes_what_start_made():
+    """The collector is off while Django starts in a manage.py process (auditor/gcstart.py),
+    then back on, with what start made frozen out of its view."""
+    probe = "import gc; print(gc.isenabled(), gc.get_freeze_count() > 50_000)"
+    out = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", probe],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "auditor.settings"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out.splitlines()[-1] == "True True"
