@@ -45,6 +45,9 @@ class AuditRun(Job):
     traces_done = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True, help_text="run-level tables per policy")
+    # Each distinct settings dict its decision records were made with, by content key: the
+    # stored records name theirs (auditor.runs.record_settings).
+    record_settings = models.JSONField(default=dict, blank=True)
     timings = models.JSONField(default=dict, blank=True)
     failure = models.TextField(blank=True)
     created_by = models.ForeignKey(
