@@ -98,6 +98,11 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
             return
 
 
+def _run_order(run: AuditRun) -> Any:
+    order = {p: i for i, p in enumerate(run.policies)}
+    return lambda p: (order.get(p, len(order)), p)
+
+
 def _settings_table(run: AuditRun) -> dict[str, Any]:
     # read afresh: a caller's run object may predate the batches (or the replay) that added keys
     return (
@@ -192,7 +197,8 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         "status": run.status,
         "traces": run.traces_total,
         "errors": run.error_count,
-        "policies": per_policy,
+        # in the run's order (the GROUP BY's order follows PostgreSQL's plan, which varies)
+        "policies": {p: per_policy[p] for p in sorted(per_policy, key=_run_order(run))},
         "judge": run.judge,
         "model": usage_summary(RunModelUsage.objects.filter(run=run).first()),
     }

@@ -16,6 +16,7 @@ from auditor.runs.services import (
     audit_run_start,
     parse_set_options,
 )
+from auditor.runs.summary import audit_run_counts
 from auditor.runs.work import audit_chunk_process
 from tests.conftest import REPO
 from traces.models import Upload
@@ -234,3 +235,15 @@ def test_settings_are_recorded_with_every_decision(project):
     record = full_record(AuditResult.objects.filter(run=run).first().record, run.record_settings)
     assert record["settings"]["theta"] == 0.7 and SETTINGS_REF not in record
 
+
+def test_the_cli_counts_list_policies_in_the_runs_order(project):
+    """`audit --json` lists the policies as the run names them: the counts' GROUP BY comes back
+    in the order of PostgreSQL's plan, which is no order (two runs, opposite orders, so a fixed
+    order of the query cannot pass both)."""
+    ingest_file(project, SYCON)
+    for order in (
+        ["twincheck", "checklist", "vrr", "commit"],
+        ["commit", "vrr", "checklist", "twincheck"],
+    ):
+        run = run_inline(project, policies=order, environment="none")
+        assert list(audit_run_counts(run)["policies"]) == order
