@@ -14,6 +14,7 @@ from auditor.runs.services import (
     audit_run_create,
     audit_run_retry_errors,
     audit_run_start,
+    chunk_size,
     parse_set_options,
 )
 from auditor.runs.summary import audit_run_counts
@@ -247,3 +248,14 @@ def test_the_cli_counts_list_policies_in_the_runs_order(project):
     ):
         run = run_inline(project, policies=order, environment="none")
         assert list(audit_run_counts(run)["policies"]) == order
+
+
+def test_a_runs_chunks_grow_with_it_unless_a_size_is_set(settings):
+    """Sixteen chunks per run, of 100 to 1,000 traces (a chunk's first read and last write are
+    not overlapped with auditing, so small chunks wait on the database); a set size wins."""
+    settings.TA_AUDIT_CHUNK_TRACES = 0
+    assert [chunk_size(n) for n in (1, 164, 1600, 4000, 16_000, 100_000)] == [
+        100, 100, 100, 250, 1000, 1000,
+    ]  # fmt: skip
+    settings.TA_AUDIT_CHUNK_TRACES = 4
+    assert chunk_size(4000) == 4
