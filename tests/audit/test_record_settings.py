@@ -21,6 +21,7 @@ from auditor.runs.record_settings import (
 )
 from auditor.runs.rereplay import rereplay_trace
 from policies.heuristic_judge import HeuristicJudge
+from policies.jsonsafe import json_safe
 from tests.audit.test_runs import LDB, SYCON, ingest_file, run_inline
 
 pytestmark = pytest.mark.django_db
@@ -73,6 +74,10 @@ def test_the_same_settings_get_the_same_key_whatever_their_order():
     a = {"theta": 0.5, "schedule": "always_on", "nested": {"b": 1, "a": 2}}
     b = {"nested": {"a": 2, "b": 1}, "schedule": "always_on", "theta": 0.5}
     assert settings_key(a) == settings_key(b) != settings_key({**a, "theta": 0.6})
+    # a policy's values (NaN, tuples) are keyed as they are stored: strict JSON
+    odd = {"kinds": ("challenge", "pushback"), "alpha": float("nan"), "cap": float("inf")}
+    assert settings_key(odd) == settings_key(json_safe(odd))
+    assert json_safe(odd) == {"kinds": ["challenge", "pushback"], "alpha": None, "cap": None}
 
 
 def test_remember_settings_adds_new_keys_once_and_only_with_its_batch(project):
