@@ -120,7 +120,11 @@ class AuditResult(models.Model):
         # The policy had no decision point or lacked its evidence (policies.transitions).
         NOT_APPLICABLE = "not_applicable"
 
-    run = models.ForeignKey(AuditRun, on_delete=models.CASCADE, related_name="results")
+    # No index of its own: result_unique (run, trace, policy) leads with the run, and every
+    # result written paid for the second copy (issue 17).
+    run = models.ForeignKey(
+        AuditRun, on_delete=models.CASCADE, related_name="results", db_index=False
+    )
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="audit_results")
     policy = models.CharField(max_length=20)
     applied = models.BooleanField()
