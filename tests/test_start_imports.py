@@ -39,9 +39,10 @@ def test_django_start_loads_no_export_reimport():
 
 def test_the_audit_command_loads_no_progress_bar_until_it_shows_one():
     """tqdm (and the multiprocessing lock its first bar makes) only for a bar on a terminal or
-    --progress: `manage.py audit --inline --json` never draws one."""
+    --progress: `manage.py audit --inline --json` never draws one, nor an inline ingest."""
     loaded = _loaded_after(
-        "import django\ndjango.setup()\nimport auditor.management.commands.audit",
+        "import django\ndjango.setup()\nimport auditor.management.commands.audit\n"
+        "import traces.management.commands.ingest",
         ("tqdm", "multiprocessing"),
     )
     assert loaded == []
