@@ -37,6 +37,17 @@ def test_django_start_loads_no_export_reimport():
     assert loaded == []
 
 
+def test_django_start_loads_no_audit_machinery():
+    """The receivers connected at start (a finished run opens the human gate's queue) import
+    what they call when it is called: the web server and most commands never audit, and the
+    run machinery, the policies and numpy were 40-60 ms of every process's start."""
+    loaded = _loaded_after(
+        "import django\ndjango.setup()",
+        ("auditor.runs.work", "auditor.annotation.human_gate", "policies", "numpy"),
+    )
+    assert loaded == []
+
+
 def test_the_audit_command_loads_no_progress_bar_until_it_shows_one():
     """tqdm (and the multiprocessing lock its first bar makes) only for a bar on a terminal or
     --progress: `manage.py audit --inline --json` never draws one, nor an inline ingest."""

@@ -131,5 +131,5 @@ def open_review_queue(run: AuditRun) -> AnnotationQueue | None:
 
 
 def on_run_finished(sender: type, run: AuditRun, **_: Any) -> None:
-    """`auditor.runs.work.run_finished` receiver (connected in auditor/apps.py)."""
+    """`auditor.runs.signals.run_finished` receiver (connected in auditor/apps.py)."""
     open_review_queue(run)
