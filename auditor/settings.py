@@ -179,7 +179,8 @@ else:
     }
 
 # --- Audit runs -----------------------------------------------------------------------------
-TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 100, minimum=1)
+# Traces per audit task; 0: by the run's size (auditor.runs.services.chunk_size).
+TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 0, minimum=0)
 # Read and write an audit's batches on two threads beside the auditing (auditor.runs.lanes):
 # two more database connections per worker process; off, a chunk does all in one thread.
 TA_AUDIT_OVERLAP = env_bool("TA_AUDIT_OVERLAP", True)

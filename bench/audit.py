@@ -185,6 +185,7 @@ def main() -> None:
                 print(
                     f"  run #{run.pk}: {concurrency} process(es) {rate:,.0f} traces/s; "
                     f"peak RSS per worker process {', '.join(f'{m:.0f}' for m in rss)} MB; "
+                    f"start (items, calibration) {run.timings.get('prepare_s', '?')} s, "
                     f"summary {run.timings.get('summary_s', '?')} s"
                 )
                 rates[concurrency] = max(rates.get(concurrency, 0.0), rate)

@@ -91,3 +91,21 @@ def test_result_json_columns_are_compressed_with_lz4():
             "AND attname IN ('record', 'guarded_trajectory')"
         )
         assert dict(cur.fetchall()) == {"record": "l", "guarded_trajectory": "l"}
+
+
+@pytest.mark.django_db
+def test_no_results_index_is_a_prefix_of_another():
+    """auditor 0011: an index whose columns lead another index only costs writes (the run_id
+    index beside result_unique (run, trace, policy)); every result written maintains each."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT i.indexrelid::regclass::text, array_agg(a.attname ORDER BY k.n) "
+            "FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) "
+            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+            "WHERE i.indrelid = 'auditor_auditresult'::regclass GROUP BY i.indexrelid"
+        )
+        indexes = dict(cur.fetchall())
+    assert len(indexes) >= 3  # pkey, result_unique, result_run_transition, trace_id
+    for name, cols in indexes.items():
+        for other, longer in indexes.items():
+            assert other == name or longer[: len(cols)] != cols, (name, other)

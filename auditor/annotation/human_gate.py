@@ -109,11 +109,12 @@ def pair_flow_back(item: AnnotationItem) -> None:
 
 def open_review_queue(run: AuditRun) -> AnnotationQueue | None:
     """For a finished human-judge run with pairs awaiting review: its pair queue (made once)."""
-    # In the function: services imports flowback, which imports this module.
-    from auditor.annotation.services import queue_create
-
     if run.judge != "human" or run.status != AuditRun.Status.DONE:
         return None
+    # In the function: services imports flowback, which imports this module; and only here,
+    # so a run of another judge finishes without loading the annotation services.
+    from auditor.annotation.services import queue_create
+
     existing = AnnotationQueue.objects.filter(run=run, kinds=["pair"]).first()
     if existing is not None:
         return existing
@@ -130,5 +131,5 @@ def open_review_queue(run: AuditRun) -> AnnotationQueue | None:
 
 
 def on_run_finished(sender: type, run: AuditRun, **_: Any) -> None:
-    """`auditor.runs.work.run_finished` receiver (connected in auditor/apps.py)."""
+    """`auditor.runs.signals.run_finished` receiver (connected in auditor/apps.py)."""
     open_review_queue(run)

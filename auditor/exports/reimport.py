@@ -21,7 +21,6 @@ from typing import Any
 import orjson
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.dispatch import receiver
 from django.utils import timezone
 
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
@@ -29,7 +28,6 @@ from auditor.runs.models import AuditItem, AuditResult, AuditRun
 from auditor.runs.summary import audit_run_summary
 from traces.models import Trace, Upload
 from traces.reader import Limits, open_payload
-from traces.signals import upload_done
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +43,8 @@ class BadDecision(ValueError):
         self.path = path
 
 
-@receiver(upload_done, dispatch_uid="auditor.exports.reimport")
 def reimport_on_upload_done(sender: Any, upload: Upload, **kwargs: Any) -> None:
+    """`traces.signals.upload_done` receiver (connected in auditor/apps.py)."""
     if upload.format_detected != "ta_export" or not upload.with_annotations:
         return
     if not upload.traces_accepted:

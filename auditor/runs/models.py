@@ -45,6 +45,9 @@ class AuditRun(Job):
     traces_done = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True, help_text="run-level tables per policy")
+    # Each distinct settings dict its decision records were made with, by content key: the
+    # stored records name theirs (auditor.runs.record_settings).
+    record_settings = models.JSONField(default=dict, blank=True)
     timings = models.JSONField(default=dict, blank=True)
     failure = models.TextField(blank=True)
     created_by = models.ForeignKey(
@@ -117,7 +120,11 @@ class AuditResult(models.Model):
         # The policy had no decision point or lacked its evidence (policies.transitions).
         NOT_APPLICABLE = "not_applicable"
 
-    run = models.ForeignKey(AuditRun, on_delete=models.CASCADE, related_name="results")
+    # No index of its own: result_unique (run, trace, policy) leads with the run, and every
+    # result written paid for the second copy (issue 17).
+    run = models.ForeignKey(
+        AuditRun, on_delete=models.CASCADE, related_name="results", db_index=False
+    )
     trace = models.ForeignKey(Trace, on_delete=models.CASCADE, related_name="audit_results")
     policy = models.CharField(max_length=20)
     applied = models.BooleanField()

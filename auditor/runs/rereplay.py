@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.store import result_row
+from auditor.runs.record_settings import remember_settings
+from auditor.runs.store import SETTINGS, result_row
 from auditor.runs.summary import audit_run_summary
 from auditor.runs.work import AuditorCache, with_env_name
 from policies import Judge
@@ -33,6 +34,7 @@ def rereplay_trace(
         if name not in results:
             continue
         row = result_row(run.pk, trace_id, name, results[name].to_dict(), stored)
+        remember_settings(run.pk, row.get(SETTINGS) or {})
         AuditResult.objects.filter(run=run, trace_id=trace_id, policy=name).update(
             **{f: row[f] for f in ("guarded_trajectory", "guarded_from", *DECISION_FIELDS)}
         )

@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from auditor.runs.models import DECISION_FIELDS, AuditResult
+from auditor.runs.record_settings import remember_settings, split_settings
 from auditor.runs.trajectory import split_trajectory
 from policies import PolicyResult
 from policies.jsonsafe import json_safe
@@ -34,6 +35,9 @@ COLUMNS = (
     "created_at",
 )
 _JSON_COLUMNS = frozenset({"record", "guarded_trajectory"})
+#: Not a column: {key: settings} of the row's record, which is stored naming its settings by
+#: that key (auditor.runs.record_settings); `store_results` adds them to the run's table.
+SETTINGS = "_settings"
 # orjson writes NaN and ±Infinity as null and tuples as arrays: the text `json_safe` would have
 # given, so a policy's own values are written without its copy (see `policy_row`).
 _DUMPS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -45,16 +49,22 @@ def result_row(
 ) -> dict[str, Any]:
     """One policy's `PolicyResult.to_dict()` as the values of a result row (no created_at).
     ``events``: the trace's stored event payloads in order (`traces.selectors.load_events`):
-    the guarded trajectory is stored as its suffix after their common prefix."""
+    the guarded trajectory is stored as its suffix after their common prefix, and the record
+    without its settings, which go to the run's table (`SETTINGS`)."""
     start, suffix = split_trajectory(events, d["guarded_trajectory"])
-    return {
+    record, key, settings = split_settings(d["record"])
+    row = {
         "run_id": run_id,
         "trace_id": trace_id,
         "policy": name,
         "guarded_trajectory": suffix,
         "guarded_from": start,
         **{f: d[f] for f in DECISION_FIELDS},
+        "record": record,
     }
+    if key is not None:
+        row[SETTINGS] = {key: settings}
+    return row
 
 
 def policy_row(
@@ -78,6 +88,8 @@ def store_results(rows: Sequence[dict[str, Any]]) -> None:
     are. Call inside the batch's transaction (the items are marked done in the same one)."""
     if not rows:
         return
+    for run_id, settings in _settings_by_run(rows).items():
+        remember_settings(run_id, settings)
     if connection.vendor != "postgresql":
         _insert_ignoring_conflicts(rows)
         return
@@ -86,6 +98,15 @@ def store_results(rows: Sequence[dict[str, Any]]) -> None:
             _copy(rows)
     except IntegrityError:
         _insert_ignoring_conflicts(rows)
+
+
+def _settings_by_run(rows: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    out: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        settings = row.get(SETTINGS)
+        if settings:
+            out.setdefault(row["run_id"], {}).update(settings)
+    return out
 
 
 def _copy(rows: Sequence[dict[str, Any]]) -> None:
@@ -120,7 +141,10 @@ def _json_text(value: Any) -> str | None:
 
 def _insert_ignoring_conflicts(rows: Sequence[dict[str, Any]]) -> None:
     # The JSONField's encoder is the stdlib's, which writes NaN: strict JSON first (`policy_row`).
-    safe = [{k: json_safe(v) if k in _JSON_COLUMNS else v for k, v in r.items()} for r in rows]
+    safe = [
+        {k: json_safe(v) if k in _JSON_COLUMNS else v for k, v in r.items() if k != SETTINGS}
+        for r in rows
+    ]
     AuditResult.objects.bulk_create(
         [AuditResult(**row) for row in safe], ignore_conflicts=True, batch_size=500
     )

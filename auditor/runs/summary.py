@@ -16,6 +16,7 @@ from django.db.models.functions import Cast
 from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from auditor.runs.record_settings import full_record
 from auditor.runs.stats_display import policy_statistics
 from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.report import RunSummary
@@ -86,13 +87,27 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
         )
         for r in page:
             record = orjson.loads(r.pop("record_text"))
-            if last is None and settings is not None and isinstance(record, dict):
-                record.update(settings)
+            if last is None:  # the summary shows the first result's settings
+                if settings is not None and isinstance(record, dict):
+                    record.update(settings)
+                record = full_record(record, _settings_table(run))
             last = r["trace_id"]
             category = categories.get(r["trace_id"]) or "—"
             yield {**r, "record": record, "policy": policy}, category
         if len(page) < PAGE_SIZE:
             return
+
+
+def _run_order(run: AuditRun) -> Any:
+    order = {p: i for i, p in enumerate(run.policies)}
+    return lambda p: (order.get(p, len(order)), p)
+
+
+def _settings_table(run: AuditRun) -> dict[str, Any]:
+    # read afresh: a caller's run object may predate the batches (or the replay) that added keys
+    return (
+        AuditRun.objects.filter(pk=run.pk).values_list("record_settings", flat=True).first() or {}
+    )
 
 
 #: Where each policy's summary keeps its transition-matrix counts for the run page
@@ -182,7 +197,8 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         "status": run.status,
         "traces": run.traces_total,
         "errors": run.error_count,
-        "policies": per_policy,
+        # in the run's order (the GROUP BY's order follows PostgreSQL's plan, which varies)
+        "policies": {p: per_policy[p] for p in sorted(per_policy, key=_run_order(run))},
         "judge": run.judge,
         "model": usage_summary(RunModelUsage.objects.filter(run=run).first()),
     }

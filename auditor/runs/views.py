@@ -67,6 +67,12 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
                     "harm": tr.get("harm", 0),
                     "d": delta_display(o),
                     "na": tr.get("not_applicable", 0),
+                    # traces whose transition is unknown (what "Needs attention" counts): not
+                    # the Δ's unknown pairs, which leave out exact replays of unknown outcome
+                    "unknown": tr.get("unknown", 0),
+                    "unknown_url": _list_url(
+                        project.pk, run=latest.pk, policy=t["policy"], transition="unknown"
+                    ),
                     "rescue_url": _list_url(
                         project.pk, run=latest.pk, policy=t["policy"], transition="rescue"
                     ),

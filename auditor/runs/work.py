@@ -14,13 +14,13 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.fields.json import KT
-from django.dispatch import Signal
 from django.utils import timezone
 
 from auditor.llm.backend import RunBackend
 from auditor.runs import lanes
 from auditor.runs.calibration import executed_labels, label_events, verifier_of
 from auditor.runs.models import AuditItem, AuditRun, Calibration
+from auditor.runs.signals import run_finished
 from auditor.runs.store import policy_row, store_results
 from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
@@ -29,10 +29,6 @@ from traces.models import Trace
 from traces.selectors import load_events
 
 log = logging.getLogger(__name__)
-
-#: Sent once, by whichever process finishes a run (``run``: the AuditRun). Annotation listens
-#: (TwinCheck's human gate opens its pair queue) without runs importing annotation.
-run_finished = Signal()
 
 #: ``progress(traces done, traces to do)`` of one chunk, after each batch is stored.
 Progress = Callable[[int, int], None]

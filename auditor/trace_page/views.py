@@ -18,6 +18,7 @@ from django.utils.http import urlencode
 
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
+from auditor.runs.record_settings import full_record
 from auditor.runs.trajectory import full_trajectory
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
@@ -108,7 +109,8 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
         panel_events = []
     shown = []
     for r in results:
-        record = r.record if isinstance(r.record, dict) else {}
+        record = full_record(r.record, run.record_settings)
+        record = record if isinstance(record, dict) else {}
         panel = panels.panel_for(r.policy)
         events = [e for e in panel_events if e.get("type") in panel.event_types]
         shown.append(

@@ -11,6 +11,7 @@ import pytest
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.runs import work
 from auditor.runs.models import DECISION_FIELDS
+from auditor.runs.record_settings import SETTINGS_REF
 from auditor.runs.services import audit_run_create, audit_run_start
 from tests.audit.test_runs import LDB, SYCON, ingest_file
 
@@ -59,6 +60,9 @@ def test_overlapped_batches_store_what_one_thread_stores(project, settings, monk
     alone = audited(project)
     assert threads == ["MainThread"] * 8
     assert stored(run) == stored(alone) and len(stored(run)) == 364 * 4
+    # the writer threads stored the settings their records name, in the batches' transactions
+    refs = {r["record"][SETTINGS_REF] for r in stored(run).values()}
+    assert refs and refs == set(run.record_settings) == set(alone.record_settings)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -14,7 +14,8 @@ from auditor.models import AuditResult, AuditRun
 from auditor.runs import summary as summary_module
 from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS
-from auditor.runs.store import result_row, store_results
+from auditor.runs.record_settings import SETTINGS_REF, full_record
+from auditor.runs.store import SETTINGS, result_row, store_results
 from auditor.runs.summary import MATRIX_KEY, audit_run_summary
 from auditor.runs.trajectory import full_trajectory, split_trajectory
 from auditor.runs.work import AuditorCache, with_env_name
@@ -46,11 +47,13 @@ def policy_results(run: AuditRun) -> dict[tuple[int, str], dict]:
 
 def expected_results(run: AuditRun) -> dict[tuple[int, str], dict]:
     """The policies' own results as the stored row's fields would hold them (stdlib JSON round
-    trip: tuples become lists)."""
-    return {
-        (trace_id, name): json.loads(json.dumps(result_row(run.pk, trace_id, name, d, events)))
-        for (trace_id, name), (d, events) in policy_results(run).items()
-    }
+    trip: tuples become lists; the record naming its settings, which the run holds)."""
+    out = {}
+    for (trace_id, name), (d, events) in policy_results(run).items():
+        row = result_row(run.pk, trace_id, name, d, events)
+        row.pop(SETTINGS, None)
+        out[(trace_id, name)] = json.loads(json.dumps(row))
+    return out
 
 
 @pytest.mark.parametrize("path", [SYCON, LDB, TAU], ids=["sycon", "ldb", "tau"])
@@ -71,6 +74,11 @@ def test_stored_results_equal_the_policies_results(project, path):
     # (LDB's loops are replayed without a changed trajectory; the other two change some.)
     assert any(r["guarded_trajectory"] is not None for r in stored.values()) or path == LDB
     assert all(r["record"] for r in stored.values())
+    # Stored without their settings, read back whole: each record as its policy wrote it.
+    assert all("settings" not in r["record"] and r["record"][SETTINGS_REF] for r in stored.values())
+    run.refresh_from_db()
+    written = {k: json.loads(json.dumps(d["record"])) for k, (d, _) in policy_results(run).items()}
+    assert {k: full_record(r["record"], run.record_settings) for k, r in stored.items()} == written
 
 
 @pytest.mark.parametrize("path", [SYCON, TAU], ids=["sycon", "tau"])
@@ -150,6 +158,9 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
             .order_by("trace_id")
             .values("trace_id", *DECISION_FIELDS)
         )
+        run.refresh_from_db()
+        for r in rows:  # as every reader gets a stored record: whole (auditor.runs.record_settings)
+            r["record"] = full_record(r["record"], run.record_settings)
         results = [{**r, "policy": policy, "guarded_trajectory": None} for r in rows]
         cats = [categories.get(r["trace_id"]) or "—" for r in rows]
         n_boot = settings.TA_SUMMARY_BOOTSTRAP

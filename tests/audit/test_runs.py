@@ -8,13 +8,16 @@ from pathlib import Path
 import pytest
 
 from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
+from auditor.runs.record_settings import SETTINGS_REF, full_record
 from auditor.runs.services import (
     AuditRejected,
     audit_run_create,
     audit_run_retry_errors,
     audit_run_start,
+    chunk_size,
     parse_set_options,
 )
+from auditor.runs.summary import audit_run_counts
 from auditor.runs.work import audit_chunk_process
 from tests.conftest import REPO
 from traces.models import Upload
@@ -225,5 +228,37 @@ def test_settings_are_recorded_with_every_decision(project):
     run = run_inline(
         project, policies=["checklist"], environment="none", settings={"checklist": {"theta": 0.7}}
     )
-    record = AuditResult.objects.filter(run=run).first().record
-    assert record["settings"]["theta"] == 0.7
+    run.refresh_from_db()
+    # every decision names its settings; the run holds them once (issue 17: records are stored
+    # without repeated settings, and read back whole through full_record)
+    refs = {r.record[SETTINGS_REF] for r in AuditResult.objects.filter(run=run)}
+    assert len(refs) == 1 and set(run.record_settings) == refs
+    record = full_record(AuditResult.objects.filter(run=run).first().record, run.record_settings)
+    assert record["settings"]["theta"] == 0.7 and SETTINGS_REF not in record
+
+
+def test_the_cli_counts_list_policies_in_the_runs_order(project):
+    """`audit --json` lists the policies as the run names them: the counts' GROUP BY comes back
+    in the order of PostgreSQL's plan, which is no order (two runs, opposite orders, so a fixed
+    order of the query cannot pass both)."""
+    ingest_file(project, SYCON)
+    for order in (
+        ["twincheck", "checklist", "vrr", "commit"],
+        ["commit", "vrr", "checklist", "twincheck"],
+    ):
+        run = run_inline(project, policies=order, environment="none")
+        assert list(audit_run_counts(run)["policies"]) == order
+
+
+def test_a_runs_chunks_grow_with_it_unless_a_size_is_set(settings):
+    """Sixteen chunks per run, of 100 to 1,000 traces (a chunk's first read and last write are
+    not overlapped with auditing, so small chunks wait on the database), 100 with a model; a
+    set size wins."""
+    settings.TA_AUDIT_CHUNK_TRACES = 0
+    assert [chunk_size(n) for n in (1, 164, 1600, 4000, 16_000, 100_000)] == [
+        100, 100, 100, 250, 1000, 1000,
+    ]  # fmt: skip
+    # with a model, traces wait on calls: a long task would be redelivered and call again
+    assert chunk_size(100_000, model=True) == 100
+    settings.TA_AUDIT_CHUNK_TRACES = 4
+    assert chunk_size(4000) == 4 and chunk_size(4000, model=True) == 4

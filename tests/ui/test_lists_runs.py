@@ -322,6 +322,11 @@ def test_dashboard_shows_headline_and_attention(client, alice, project, data):
     assert unknown_url.replace("&", "&amp;") in body
     assert [h["policy"] for h in r.context["headline"]] == ["checklist", "twincheck"]
     assert r.context["headline"][0]["rescue"] == 1 and r.context["headline"][0]["harm"] == 1
+    # the card counts the traces of unknown outcome as "Needs attention" does, and links them
+    card = body.split('data-policy="checklist"')[1].split("</div>")[0]
+    unknown = r.context["headline"][0]["unknown"]
+    assert unknown > 0 and unknown_url.replace("&", "&amp;") in card
+    assert f"{unknown} trace{'s' if unknown > 1 else ''} of unknown outcome" in card
 
 
 def test_dashboard_without_runs(client, alice, project):

@@ -13,16 +13,19 @@ workers and followed.
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
 import time
 
 import orjson
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
-from tqdm import tqdm
+from django.db import connections, transaction
 
 from auditor.limits import prepare_audit_process
 from auditor.llm.settings import model_settings_from
+from auditor.runs import lanes
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     AuditRejected,
@@ -41,6 +44,14 @@ class Command(BaseCommand):
     # No system checks at start (as `migrate`): they load every template tag library and URL
     # module, a tenth of a 200-trace inline audit, and check nothing an audit depends on.
     requires_system_checks: list[str] = []
+    # Set once an inline run is done and reported: from the command line (not call_command),
+    # the process then ends without the interpreter's teardown (`_end_process`).
+    _inline_done = False
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        super().run_from_argv(argv)
+        if self._inline_done:
+            _end_process()
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
         parser.add_argument("--project", required=True)
@@ -105,17 +116,10 @@ class Command(BaseCommand):
         # A bar on stderr (stdout stays the report): asked for, or a terminal not taking JSON.
         show = opts["progress"] or (sys.stderr.isatty() and not opts["json"])
         if opts["inline"]:
-            bar = tqdm(desc=f"run #{run.pk}", unit="trace", disable=not show, file=sys.stderr)
-
-            def progress(done: int, total: int) -> None:
-                bar.total = total
-                bar.n = done
-                bar.refresh()
-
-            try:
-                audit_run_start(run_id=run.pk, inline=True, progress=progress)
-            finally:
-                bar.close()
+            if not show:  # no bar, and no tqdm (its import and its multiprocessing lock)
+                audit_run_start(run_id=run.pk, inline=True)
+            else:
+                self._inline_with_bar(run)
         else:
             self._follow(run, opts["timeout"], quiet=not show)
         run.refresh_from_db()
@@ -126,8 +130,26 @@ class Command(BaseCommand):
             self._print(run, counts)
         if run.status != AuditRun.Status.DONE:
             sys.exit(1)
+        self._inline_done = bool(opts["inline"])
+
+    def _inline_with_bar(self, run: AuditRun) -> None:
+        from tqdm import tqdm
+
+        bar = tqdm(desc=f"run #{run.pk}", unit="trace", file=sys.stderr)
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+        try:
+            audit_run_start(run_id=run.pk, inline=True, progress=progress)
+        finally:
+            bar.close()
 
     def _follow(self, run: AuditRun, timeout: float, *, quiet: bool) -> None:
+        from tqdm import tqdm
+
         deadline = time.monotonic() + timeout
         bar = tqdm(total=1, desc=f"run #{run.pk}", unit="trace", disable=quiet, file=sys.stderr)
         try:
@@ -161,3 +183,24 @@ class Command(BaseCommand):
                 self.stdout.write(f"             {delta_text(stats)}")
                 for reason, n in stats["not_applicable_reasons"].items():
                     self.stdout.write(f"             not applicable ({reason}): {n}")
+
+
+def _end_process() -> None:
+    """End the process of a finished inline run from the command line at once. Its work is
+    committed and its report printed; what would follow is the interpreter's teardown, every
+    module and object freed one by one: 40-55 ms of CPU (a twelfth of a 200-trace audit; the
+    bare BFCL checker's whole teardown is 17 ms), which nothing needs. The database
+    connections are closed and the exit handlers run first (logging, coverage); a thread still
+    running (none should be) gets the normal exit, which waits for it."""
+    lanes.shutdown()
+    connections.close_all()  # a clean goodbye to the server, not a dropped socket
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
+        return
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -16,7 +16,6 @@ from pathlib import Path
 import orjson
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from tqdm import tqdm
 
 from traces.models import Project, Upload
 from traces.run_source import RunSource
@@ -99,6 +98,8 @@ class Command(BaseCommand):
             sys.exit(1)
 
     def _follow(self, upload: Upload, timeout: float, *, quiet: bool) -> Upload:
+        from tqdm import tqdm  # here: an inline ingest shows no bar
+
         deadline = time.monotonic() + timeout
         hinted = False
         bar = tqdm(
