@@ -274,6 +274,8 @@ def finish_if_complete(run_id: int) -> bool:
             error_count=counts["errors"],
         )
     )
+    del summary  # written: not held while the receivers run
     if finished:
-        run_finished.send(sender=AuditRun, run=AuditRun.objects.get(pk=run_id))
+        # without its summary, which no receiver reads (the whole JSON again, issue 17)
+        run_finished.send(sender=AuditRun, run=AuditRun.objects.defer("summary").get(pk=run_id))
     return finished
