@@ -165,8 +165,14 @@ class RunSummary:
     never the rows, so a run of 10⁵ results is summarised in a few MB whatever its records
     hold (issue 17)."""
 
-    def __init__(self, policy: str | None) -> None:
+    def __init__(self, policy: str | None, *, queue_items: bool = True) -> None:
+        """``queue_items=False``: the result counts the annotation queue (``annotation_queue_n``)
+        instead of listing it — the app's stored summary, whose readers only count it, while
+        a 10⁵-trace run's 61,000 items were its largest part (8 MB of JSON, and the worker's
+        peak while it was built and written)."""
         self.policy = policy
+        self.queue_items = queue_items
+        self.unknown = 0
         self.n = self.applied = self.accepted = 0
         self.not_applicable: Counter[str] = Counter()
         self.continuations: Counter[str] = Counter()
@@ -191,9 +197,11 @@ class RunSummary:
         self.transitions[category][str(row.get("transition"))] += 1
         self.codes[category][_code(row, reason is not None)] += 1
         if row.get("transition") == "unknown":
-            # strict JSON item by item: orjson's round trip of the whole queue at the end
-            # peaked at 13× its text (51 MB for 24,719 items at 10⁵ traces)
-            self.queue.append(_queue_item(row, self.n))
+            self.unknown += 1
+            if self.queue_items:
+                # strict JSON item by item: orjson's round trip of the whole queue at the end
+                # peaked at 13× its text (51 MB for 24,719 items at 10⁵ traces)
+                self.queue.append(_queue_item(row, self.n))
         if self.paper is not None:
             self.paper.add(row)
         self.n += 1
@@ -219,11 +227,15 @@ class RunSummary:
         for t, p in zip(table.values(), adjusted, strict=True):
             t["mcnemar_p_holm"] = p
         summary["per_category"] = table
-        summary["annotation_queue"] = []  # its place; the items are strict JSON already
+        if not self.queue_items:
+            summary["annotation_queue_n"] = self.unknown
+        else:
+            summary["annotation_queue"] = []  # its place; the items are strict JSON already
         if self.paper is not None:
             summary[str(self.policy)] = self.paper.result()
         out: dict[str, Any] = json_safe(summary)
-        out["annotation_queue"] = self.queue.items()
+        if self.queue_items:
+            out["annotation_queue"] = self.queue.items()
         return out
 
 

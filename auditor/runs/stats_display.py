@@ -128,5 +128,6 @@ def policy_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
     return {
         **d,
         "not_applicable_reasons": dict(s.get("not_applicable") or {}),
-        "annotation_queue": len(s.get("annotation_queue") or []),
+        # a count in summaries written since issue 17, the items themselves before
+        "annotation_queue": s.get("annotation_queue_n", len(s.get("annotation_queue") or [])),
     }

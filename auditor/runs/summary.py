@@ -38,7 +38,10 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
     out: dict[str, Any] = {}
     for policy in run.policies:
-        summary = RunSummary(policy)
+        # The queue counted, not listed: its readers count it, and a run's unknown results
+        # are read where they are needed (the traces list's transition filter, the annotation
+        # queues), not from 8 MB of summary at 10⁵ traces (issue 17: worker RSS flat).
+        summary = RunSummary(policy, queue_items=False)
         report = TwincheckReport() if policy == "twincheck" else None
         cells: dict[tuple[Any, Any], int] = {}
         for row, category in _result_rows(run, policy):

@@ -165,6 +165,12 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
         cats = [categories.get(r["trace_id"]) or "—" for r in rows]
         n_boot = settings.TA_SUMMARY_BOOTSTRAP
         expected = summarise_run(results, cats, n_boot=n_boot)
+        # the stored summary counts the queue the library lists, in its place
+        # (RunSummary(queue_items=False))
+        expected = {
+            (k + "_n" if k == "annotation_queue" else k): (len(v) if k == "annotation_queue" else v)
+            for k, v in expected.items()
+        }
         if policy == "twincheck":
             expected["report"] = twincheck_report(results, cats, n_boot=n_boot)
         got = audit_run_summary(run)[policy]
