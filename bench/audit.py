@@ -189,11 +189,13 @@ def main() -> None:
                     f"summary {run.timings.get('summary_s', '?')} s"
                 )
                 rates[concurrency] = max(rates.get(concurrency, 0.0), rate)
-                if concurrency == 1:
+                # the baseline from the first process count's runs, whichever it is (with
+                # `--processes 2` alone it was never measured: a division by zero)
+                if concurrency == args.processes[0]:
                     calibrated = max(calibrated, calibrated_rate(run, ids, events))
                     if attempt == 0:
                         print_sizes(run, args.traces)
-            if concurrency == 1:
+            if concurrency == args.processes[0]:
                 print(
                     f"policies only, with the run's VRR calibration: {calibrated:>6,.0f} traces/s"
                     "  (the work the run's auditors do)"
