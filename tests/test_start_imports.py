@@ -103,3 +103,15 @@ def test_manage_py_starts_without_collections_and_freezes_what_start_made():
         check=True,
     ).stdout
     assert out.splitlines()[-1] == "True True"
+
+
+def test_a_worker_pool_process_loads_the_calibration_before_its_first_run():
+    """A pool process loads at its start what a run's start would load on first use (the VRR
+    calibration and numpy, ~80 ms inside the first run in a fresh worker), before its start
+    is frozen; a plain Django start still does not (above)."""
+    loaded = _loaded_after(
+        "import django\ndjango.setup()\nfrom auditor.tasks import _prepare_process\n"
+        "_prepare_process()",
+        ("policies.vrr_calibration", "numpy"),
+    )
+    assert loaded == ["numpy", "policies.vrr_calibration"]
