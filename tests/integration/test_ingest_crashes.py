@@ -43,10 +43,15 @@ def test_worker_losing_the_database_mid_ingest_leaves_no_half_upload(
         wait_for(lambda: Upload.objects.get(pk=upload.pk).progress > 0.1, timeout=60, interval=0.02)
         assert Upload.objects.get(pk=upload.pk).status == "running"
         assert cut_other_connections() >= 1
-        # Until it is done, none of its traces is visible, whatever was written.
+        # Until it is done, none of its traces is visible, whatever was written. The count is
+        # read before the status: read after, it raced the upload finishing between the two
+        # queries (traces visible, the status just read as "running"), which failed CI once.
         deadline = time.monotonic() + 120
-        while Upload.objects.get(pk=upload.pk).status not in ("done", "failed"):
-            assert selectors.trace_list(user=alice, project=project).count() == 0
+        while True:
+            visible = selectors.trace_list(user=alice, project=project).count()
+            if Upload.objects.get(pk=upload.pk).status in ("done", "failed"):
+                break
+            assert visible == 0
             assert time.monotonic() < deadline, "the upload never finished"
             time.sleep(0.2)
     finally:
