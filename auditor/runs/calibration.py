@@ -107,11 +107,16 @@ class _Group:
 CALIBRATION_PART = 100
 
 
+#: Trace ids read, or sent to PostgreSQL as one array parameter, at a time (here and by
+#: `services` for the run's ids and items).
+ID_PART = 10_000
+
+
 def _with_votes(trace_ids: Sequence[int]) -> list[int]:
     """The traces among `trace_ids` that hold a verification event, in trace order: the
     bootstrap resamples loops by their index in the group, and an unordered DISTINCT came back
     in another order once the plan changed (10⁵ traces). On PostgreSQL the ids go as array
-    parameters of 10,000: as the ORM's ``IN`` list of 10⁵ placeholders they took the start's
+    parameters of ID_PART: as the ORM's ``IN`` list of 10⁵ placeholders they took the start's
     worker 96 MB over its size for the moment of the query (issue 17), as one array 13 MB."""
     if connection.vendor != "postgresql":
         return list(
@@ -122,11 +127,11 @@ def _with_votes(trace_ids: Sequence[int]) -> list[int]:
         )
     out: list[int] = []
     with connection.cursor() as cur:
-        for start in range(0, len(trace_ids), 10_000):
+        for start in range(0, len(trace_ids), ID_PART):
             cur.execute(
                 f"SELECT DISTINCT trace_id FROM {Event._meta.db_table} "
                 "WHERE trace_id = ANY(%s) AND type = %s",
-                [list(trace_ids[start : start + 10_000]), "verification"],
+                [list(trace_ids[start : start + ID_PART]), "verification"],
             )
             out.extend(tid for (tid,) in cur)
     return sorted(out)

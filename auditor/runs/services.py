@@ -17,7 +17,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from auditor.llm.settings import check_judge_and_model, normalise_judge
-from auditor.runs.calibration import run_calibrate
+from auditor.runs.calibration import ID_PART, run_calibrate
 from auditor.runs.models import AuditItem, AuditRun
 from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
@@ -204,9 +204,6 @@ def audit_run_start(
     run.refresh_from_db()
     return run
 
-
-#: Trace ids read, or sent to PostgreSQL as one array parameter, at a time.
-ID_PART = 10_000
 
 #: Traces per chunk of an inline audit: its chunks run one after the other in this process, so
 #: only a chunk's traces and items are held (all 10⁵ of a run at once: a query with 10⁵
