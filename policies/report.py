@@ -172,7 +172,6 @@ class RunSummary:
         peak while it was built and written)."""
         self.policy = policy
         self.queue_items = queue_items
-        self.unknown = 0
         self.n = self.applied = self.accepted = 0
         self.not_applicable: Counter[str] = Counter()
         self.continuations: Counter[str] = Counter()
@@ -196,12 +195,10 @@ class RunSummary:
         self.accepted += continuation not in (None, "exact")
         self.transitions[category][str(row.get("transition"))] += 1
         self.codes[category][_code(row, reason is not None)] += 1
-        if row.get("transition") == "unknown":
-            self.unknown += 1
-            if self.queue_items:
-                # strict JSON item by item: orjson's round trip of the whole queue at the end
-                # peaked at 13× its text (51 MB for 24,719 items at 10⁵ traces)
-                self.queue.append(_queue_item(row, self.n))
+        if self.queue_items and row.get("transition") == "unknown":
+            # strict JSON item by item: orjson's round trip of the whole queue at the end
+            # peaked at 13× its text (51 MB for 24,719 items at 10⁵ traces)
+            self.queue.append(_queue_item(row, self.n))
         if self.paper is not None:
             self.paper.add(row)
         self.n += 1
@@ -227,8 +224,8 @@ class RunSummary:
         for t, p in zip(table.values(), adjusted, strict=True):
             t["mcnemar_p_holm"] = p
         summary["per_category"] = table
-        if not self.queue_items:
-            summary["annotation_queue_n"] = self.unknown
+        if not self.queue_items:  # the unknown results, counted per category already
+            summary["annotation_queue_n"] = sum(t["unknown"] for t in self.transitions.values())
         else:
             summary["annotation_queue"] = []  # its place; the items are strict JSON already
         if self.paper is not None:
