@@ -16,7 +16,7 @@ from django.db.models.functions import Cast
 from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.record_settings import full_record
+from auditor.runs.record_settings import full_record, settings_tables
 from auditor.runs.stats_display import policy_statistics
 from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.report import RunSummary
@@ -37,6 +37,8 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     to 1.2 GB at 10⁵ traces. A test pins the tables to `summarise_run` over the whole rows."""
     n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
     analyze_results_if_misjudged(run)
+    # read afresh: a caller's run object may predate the batches (or the replay) that added keys
+    table = settings_tables([run.pk]).get(run.pk) or {}
     out: dict[str, Any] = {}
     for policy in run.policies:
         # The queue counted, not listed: its readers count it, and a run's unknown results
@@ -45,7 +47,7 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
         summary = RunSummary(policy, queue_items=False)
         report = TwincheckReport() if policy == "twincheck" else None
         cells: dict[tuple[Any, Any], int] = {}
-        for row, category in _result_rows(run, policy):
+        for row, category in _result_rows(run, policy, table):
             summary.add(row, category)
             if report is not None:
                 report.add(row, category)
@@ -95,11 +97,14 @@ def analyze_results_if_misjudged(run: AuditRun) -> bool:
     return True
 
 
-def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], str]]:
+def _result_rows(
+    run: AuditRun, policy: str, settings_table: dict[str, Any]
+) -> Iterator[tuple[dict[str, Any], str]]:
     """The policy's results in trace order, each with its trace's category ("—" for none), a
     page at a time (keyset on the trace, which the (run, trace, policy) unique index serves).
     The records are read as text (`_record_text`), decoded by orjson: the JSONField path
-    decodes them with the stdlib, half of the summary's time on a large run."""
+    decodes them with the stdlib, half of the summary's time on a large run. The first comes
+    whole (`full_record` with the run's ``settings_table``): the summary shows its settings."""
     fields = [f for f in DECISION_FIELDS if f != "record"]
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
@@ -107,10 +112,6 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
         .annotate(record_text=_record_text(policy))
         .values("trace_id", "record_text", *fields)
     )
-    settings = None
-    if _events_apart(policy):  # the summary shows the first result's settings, read here once
-        first = results.values_list("record__settings", flat=True)[:1]
-        settings = {"settings": first[0] if first else None}
     last = None
     while True:
         page = list((results if last is None else results.filter(trace_id__gt=last))[:PAGE_SIZE])
@@ -121,10 +122,8 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
         )
         for r in page:
             record = orjson.loads(r.pop("record_text"))
-            if last is None:  # the summary shows the first result's settings
-                if settings is not None and isinstance(record, dict):
-                    record.update(settings)
-                record = full_record(record, _settings_table(run))
+            if last is None:
+                record = full_record(record, settings_table)
             last = r["trace_id"]
             category = categories.get(r["trace_id"]) or "—"
             yield {**r, "record": record, "policy": policy}, category
@@ -135,13 +134,6 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
 def _run_order(run: AuditRun) -> Any:
     order = {p: i for i, p in enumerate(run.policies)}
     return lambda p: (order.get(p, len(order)), p)
-
-
-def _settings_table(run: AuditRun) -> dict[str, Any]:
-    # read afresh: a caller's run object may predate the batches (or the replay) that added keys
-    return (
-        AuditRun.objects.filter(pk=run.pk).values_list("record_settings", flat=True).first() or {}
-    )
 
 
 #: Where each policy's summary keeps its transition-matrix counts for the run page
@@ -159,14 +151,15 @@ def _record_text(policy: str) -> Any:
     PostgreSQL. A checklist record carries its feedback events whole (~30 keys each) and a
     claims timeline the tables never read: most of a run's record bytes (9.9 kB a record on
     the bench traces, the others' 0.9–1.3 kB), so sending and decoding them was most of the
-    summary's time (issue 17). Its rows come without both, and without the settings (read
-    once); `_feedback_events` counts the events. (Projecting the other policies' records to
-    the keys their tables read made PostgreSQL slower than sending them whole.)"""
+    summary's time (issue 17). Its rows come without both (a record stored since issue 17
+    names its settings; one stored before carries them); `_feedback_events` counts the
+    events. (Projecting the other policies' records to the keys their tables read made
+    PostgreSQL slower than sending them whole.)"""
     if not _events_apart(policy):
         return Cast("record", TextField())
     return RawSQL(
         "(CASE WHEN jsonb_typeof(record) = 'object' "
-        "THEN record - '{timeline,feedback_events,settings}'::text[] ELSE record END)::text",
+        "THEN record - '{timeline,feedback_events}'::text[] ELSE record END)::text",
         [],
     )
 
