@@ -5,7 +5,7 @@ are those they always had."""
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
 from auditor.exports.models import Export
 from auditor.llm.models import ModelCallRecord, RunModelUsage
-from auditor.runs.models import AuditItem, AuditResult, AuditRun, Calibration
+from auditor.runs.models import AuditItem, AuditResult, AuditRun, Calibration, SummaryFold
 
 __all__ = [
     "AnnotationItem",
@@ -18,5 +18,6 @@ __all__ = [
     "ModelCallRecord",
     "ResultOverride",
     "RunModelUsage",
+    "SummaryFold",
     "Verdict",
 ]

@@ -25,9 +25,13 @@ Rows = Sequence[Mapping[str, Any]]
 
 
 class Table(Protocol):
-    """A paper table as a fold over one policy's result rows, in the run's order."""
+    """A paper table as a fold over one policy's result rows, in the run's order. ``merge``
+    adds the fold of the rows that follow (a later part of the run): the table is then what
+    one fold over both parts gives, or `NotMergeable` is raised."""
 
     def add(self, row: Mapping[str, Any]) -> None: ...
+
+    def merge(self, other: Any) -> None: ...
 
     def result(self) -> dict[str, Any]: ...
 
@@ -68,6 +72,30 @@ def rate(values: Iterable[bool | None]) -> dict[str, Any]:
     return r.to_dict()
 
 
+class NotMergeable(ValueError):
+    """Two folds cannot be merged into exactly what one fold over both parts would give."""
+
+
+def merge_counts(into: dict[Any, Any], other: Mapping[Any, Any]) -> None:
+    """``other``'s counts added to ``into``'s, new keys after the old in ``other``'s order:
+    merging the folds of a run's parts in the run's order keeps each key where its first
+    occurrence puts it, as one fold over the whole run has them (the bootstrap draws over
+    counts in that order)."""
+    for key, n in other.items():
+        into[key] = into.get(key, 0) + n
+
+
+def merge_nested(into: dict[Any, Any], other: Mapping[Any, Mapping[Any, Any]]) -> None:
+    """`merge_counts` per key of dicts of counts (per category, per certificate, …)."""
+    for key, counts in other.items():
+        merge_counts(into.setdefault(key, Counter()), counts)
+
+
+def merge_rates(into: dict[Any, Rate], other: Mapping[Any, Rate]) -> None:
+    for key, r in other.items():
+        into.setdefault(key, Rate()).__iadd__(r)
+
+
 class Total:
     """``sum(values)``, one value at a time, with sum's result: ints are added exactly as they
     come; from the first value of another type on, the values are kept and summed at the end
@@ -89,6 +117,14 @@ class Total:
 
     def result(self) -> Any:
         return self.total if self.values is None else sum(self.values)
+
+    def merge(self, other: Total) -> None:
+        """``other``'s values after this one's, as if added here. Exact only while neither
+        has met a value of another type than int: sum's compensated addition of floats is
+        not associative, and a part's ints were summed on the way (`NotMergeable`)."""
+        if self.values is not None or other.values is not None:
+            raise NotMergeable("a total of non-integers")
+        self.total += other.total
 
 
 def fold(table: Table, rows: Rows) -> dict[str, Any]:
@@ -115,6 +151,13 @@ class GateScores:
             self.n += 1
             self.failures += failed
 
+    def merge(self, other: GateScores) -> None:
+        for score, (n, pos) in other.groups.items():
+            n0, pos0 = self.groups.get(score, (0, 0))
+            self.groups[score] = (n0 + n, pos0 + pos)
+        self.n += other.n
+        self.failures += other.failures
+
     def result(self) -> dict[str, Any]:
         return {
             "failure_prevalence": self.failures / self.n if self.n else None,
@@ -136,6 +179,11 @@ class TwincheckTable:
         for k, total in self.sums.items():
             total.add(rec.get(k, 0))
         self.gate.add(row)
+
+    def merge(self, other: TwincheckTable) -> None:
+        for k, total in self.sums.items():
+            total.merge(other.sums[k])
+        self.gate.merge(other.gate)
 
     def result(self) -> dict[str, Any]:
         return {**{k: t.result() for k, t in self.sums.items()}, **self.gate.result()}
@@ -195,6 +243,17 @@ class ChecklistTable:
             self.applicable[key] += count
         self.classes["actor"][str(e.get("actor_class"))] += count
         self.classes["guarded"][str(e.get("guarded_class"))] += count
+
+    def merge(self, other: ChecklistTable) -> None:
+        for mine, theirs in (
+            (self.events, other.events),
+            (self.applicable, other.applicable),
+            (self.not_applicable, other.not_applicable),
+            (self.flags, other.flags),
+            (self.divergences, other.divergences),
+        ):
+            merge_counts(mine, theirs)
+        merge_nested(self.classes, other.classes)
 
     def result(self) -> dict[str, Any]:
         def rates(counts: Counter[tuple[Any, ...]], which: str) -> FeedbackRates:
@@ -289,6 +348,24 @@ class VrrTable:
             if s:
                 self.label_sources[str(s)] += 1
 
+    def merge(self, other: VrrTable) -> None:
+        if other.loops:
+            self.k_max = max(self.k_max, other.k_max) if self.loops else other.k_max
+        self.loops += other.loops
+        merge_rates(self.reaching, other.reaching)
+        merge_rates(self.last_by_length, other.last_by_length)
+        for mine, theirs in (
+            (self.modes, other.modes),
+            (self.not_applicable, other.not_applicable),
+            (self.stop_status, other.stop_status),
+            (self.label_sources, other.label_sources),
+        ):
+            merge_counts(mine, theirs)
+        for name in ("actor", "stop", "guard", "headline"):
+            getattr(self, name).__iadd__(getattr(other, name))
+        self.saved += other.saved
+        self.n_headline += other.n_headline
+
     def result(self) -> dict[str, Any]:
         fixed: dict[str, Any] = {}
         for k in range(self.k_max if self.loops else 0):
@@ -347,6 +424,14 @@ class CommitTable:
         self.recheck_sources[str(rec.get("recheck_source"))] += 1
         if rec.get("unknown_reason"):
             self.unknown_reasons[str(rec["unknown_reason"])] += 1
+
+    def merge(self, other: CommitTable) -> None:
+        self.applied += other.applied
+        for k, values in self.values.items():  # in order: the means are sums over them
+            values.extend(other.values[k])
+        merge_rates(self.rates, other.rates)
+        merge_counts(self.recheck_sources, other.recheck_sources)
+        merge_counts(self.unknown_reasons, other.unknown_reasons)
 
     def result(self) -> dict[str, Any]:
         def mean(key: str) -> float | None:

@@ -22,7 +22,7 @@ from typing import Any
 from .audit import PolicyResult
 from .delta import Pair, delta_report_counted, success_counts_counted
 from .jsonsafe import json_safe
-from .paper_tables import TABLES
+from .paper_tables import TABLES, merge_counts, merge_nested
 from .stats import holm, mcnemar_exact
 from .transitions import TRANSITIONS
 
@@ -202,6 +202,26 @@ class RunSummary:
         if self.paper is not None:
             self.paper.add(row)
         self.n += 1
+
+    def merge(self, other: RunSummary) -> None:
+        """Add ``other``, the fold of the rows that follow this one's in the run's order: the
+        result is then what one fold over both gives (`paper_tables.merge_counts` keeps the
+        first-occurrence order the bootstrap depends on)."""
+        if other.policy != self.policy or other.queue_items != self.queue_items:
+            raise ValueError(f"merge {other.policy!r} into {self.policy!r}")
+        if self.n == 0:
+            self.settings = other.settings
+        self.applied += other.applied
+        self.accepted += other.accepted
+        merge_counts(self.not_applicable, other.not_applicable)
+        merge_counts(self.continuations, other.continuations)
+        merge_nested(self.transitions, other.transitions)
+        merge_nested(self.codes, other.codes)
+        for item in other.queue.items():
+            self.queue.append(item)
+        if self.paper is not None and other.paper is not None:
+            self.paper.merge(other.paper)
+        self.n += other.n
 
     def result(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
         n = self.n

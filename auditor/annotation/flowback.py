@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from auditor.annotation.human_gate import pair_flow_back
 from auditor.annotation.models import AnnotationItem, ResultOverride
+from auditor.runs.folds import discard_folds
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.summary import audit_run_summary
 from policies.transitions import transition
@@ -77,5 +78,7 @@ def revert_flow_back(item: AnnotationItem) -> None:
 
 
 def _resummarise(run_id: int) -> None:
+    # a result changed under the run's batches: a running run's summary is made from its rows
+    discard_folds(run_id)
     run = AuditRun.objects.get(pk=run_id)
     AuditRun.objects.filter(pk=run_id).update(summary=audit_run_summary(run))

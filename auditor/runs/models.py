@@ -170,3 +170,30 @@ class Calibration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model or '-'} / {self.verifier or '-'}"
+
+
+class SummaryFold(models.Model):
+    """A stored batch's results folded into the run summary's counts (`policies.run_fold`):
+    the finished run's summary merges its folds in trace order instead of reading every result
+    back (issue 17). Written in the batch's own transaction, only when the batch took all its
+    traces out of pending; deleted when the run's summary is made."""
+
+    # no index of its own: summary_fold_unique leads with the run
+    run = models.ForeignKey(
+        AuditRun, on_delete=models.CASCADE, related_name="summary_folds", db_index=False
+    )
+    # the batch's first and last trace ids and how many traces it folded: the folds of a run
+    # are merged only if they cover its done items once each, in trace order
+    first_trace = models.BigIntegerField()
+    last_trace = models.BigIntegerField()
+    traces = models.PositiveIntegerField()
+    version = models.CharField(max_length=32)  # policies.run_fold.FOLD_VERSION
+    state = models.BinaryField()  # policies.run_fold.dumps
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "first_trace"], name="summary_fold_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} traces {self.first_trace}–{self.last_trace}"

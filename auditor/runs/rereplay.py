@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from auditor.runs.calibration import label_events
+from auditor.runs.folds import discard_folds
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.record_settings import remember_settings
 from auditor.runs.store import SETTINGS, result_row
@@ -40,4 +41,5 @@ def rereplay_trace(
         )
     if auditors.backend is not None:
         auditors.backend.flush()
+    discard_folds(run.pk)  # results changed under the batches' folds: summaries from the rows
     AuditRun.objects.filter(pk=run.pk).update(summary=audit_run_summary(run))

@@ -121,7 +121,7 @@ def _copy(rows: Sequence[dict[str, Any]]) -> None:
             for row in rows:
                 line = list(values(row))
                 for i in _JSON_POSITIONS:
-                    line[i] = _json_text(line[i])
+                    line[i] = json_text(line[i])
                 line.append(now)
                 copy.write_row(line)
 
@@ -129,8 +129,9 @@ def _copy(rows: Sequence[dict[str, Any]]) -> None:
 _JSON_POSITIONS = tuple(i for i, c in enumerate(COLUMNS) if c in _JSON_COLUMNS)
 
 
-def _json_text(value: Any) -> str | None:
-    # SQL NULL for a missing trajectory, as the JSONField stores None (not JSON null).
+def json_text(value: Any) -> str | None:
+    """A record's or trajectory's JSON text as it is stored; None is SQL NULL (a missing
+    trajectory, as the JSONField stores None, not JSON null)."""
     if value is None:
         return None
     try:

@@ -18,9 +18,9 @@ from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.record_settings import full_record, settings_tables
 from auditor.runs.stats_display import policy_statistics
+from policies import run_fold
 from policies.paper_tables import EVENT_KEYS, ChecklistTable
-from policies.report import RunSummary
-from policies.twincheck_report import TwincheckReport
+from policies.run_fold import PolicyFold
 from traces.models import Trace
 
 #: Results read per query: the summary holds one page of rows at a time, whatever the run's size.
@@ -32,38 +32,28 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     metrics), from the stored results.
 
     Streamed (issue 17): each policy's results are read a page at a time in trace order and
-    folded into `policies.report.RunSummary` (and TwinCheck's `TwincheckReport`), which keep
-    counts and a few bytes per result; holding every decoded record took the finishing worker
-    to 1.2 GB at 10⁵ traces. A test pins the tables to `summarise_run` over the whole rows."""
+    folded into a `policies.run_fold.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
+    which keeps counts and a few bytes per result; holding every decoded record took the
+    finishing worker to 1.2 GB at 10⁵ traces. A test pins the tables to `summarise_run` over the
+    whole rows. A finished run's summary is usually the merge of the folds its batches stored
+    (`auditor.runs.folds`); this reads the rows, for a run whose results changed since."""
     n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
     analyze_results_if_misjudged(run)
     # read afresh: a caller's run object may predate the batches (or the replay) that added keys
     table = settings_tables([run.pk]).get(run.pk) or {}
     out: dict[str, Any] = {}
     for policy in run.policies:
-        # The queue counted, not listed: its readers count it, and a run's unknown results
-        # are read where they are needed (the traces list's transition filter, the annotation
-        # queues), not from 8 MB of summary at 10⁵ traces (issue 17: worker RSS flat).
-        summary = RunSummary(policy, queue_items=False)
-        report = TwincheckReport() if policy == "twincheck" else None
-        cells: dict[tuple[Any, Any], int] = {}
+        # The queue counted, not listed (PolicyFold's default): its readers count it, and a
+        # run's unknown results are read where they are needed (the traces list's transition
+        # filter, the annotation queues), not from 8 MB of summary at 10⁵ traces (issue 17).
+        fold = PolicyFold(policy)
         for row, category in _result_rows(run, policy, table):
-            summary.add(row, category)
-            if report is not None:
-                report.add(row, category)
-            if row["transition"] != AuditResult.Transition.NOT_APPLICABLE:
-                key = (row["actor_success"], row["guarded_success"])
-                cells[key] = cells.get(key, 0) + 1
-        if isinstance(summary.paper, ChecklistTable) and _events_apart(policy):
+            fold.add(row, category)
+        paper = fold.summary.paper
+        if isinstance(paper, ChecklistTable) and _events_apart(policy):
             for event, count in _feedback_events(run, policy):
-                summary.paper.add_event(event, count)
-        if not summary.n:
-            out[policy] = {"n": 0, MATRIX_KEY: []}
-            continue
-        out[policy] = summary.result(n_boot=n_boot)
-        out[policy][MATRIX_KEY] = [[a, g, n] for (a, g), n in cells.items()]
-        if report is not None:  # the paper's per-certificate table and Fig. 2 (gate AUC/AP)
-            out[policy]["report"] = report.result(n_boot=n_boot, seed=0)
+                paper.add_event(event, count)
+        out[policy] = fold.result(n_boot=n_boot)
     return out
 
 
@@ -138,7 +128,7 @@ def _run_order(run: AuditRun) -> Any:
 
 #: Where each policy's summary keeps its transition-matrix counts for the run page
 #: (auditor.runs.run_page reads them there; counting 400k results took it 0.4 s).
-MATRIX_KEY = "transition_matrix"
+MATRIX_KEY = run_fold.MATRIX_KEY
 
 
 def _events_apart(policy: str) -> bool:
