@@ -6,12 +6,13 @@ still holds them, and stores the folds with the results, in the same transaction
 instead of reading every stored record back: that read was the finishing worker's 0.5–0.9 s of
 a 4,000-trace run and 9–11 s at 10⁵ traces.
 
-The folds see each record as the summary would read it back: the stored JSON text decoded
-(orjson's NaN → null, tuples → lists, numpy → plain numbers), the first of each batch with its
-settings. The merged folds are used only when they cover the run's done traces exactly once,
-in trace order, all written by this code (`FOLD_VERSION`); otherwise — a redelivered chunk, a
-retried trace amid a batch, a result changed by a human verdict (`discard_folds`), folds of an
-older release, a part that cannot be merged exactly — the summary reads the results as before
+The folds see each record as the summary would read it back (`batch_folds`): its stored JSON
+text decoded (orjson's NaN → null, tuples → lists, numpy → plain numbers), a checklist record
+projected as the summary's SQL projects it, the first of each batch with its settings. The
+merged folds are used only when they cover the run's done traces exactly once, in trace order,
+all written by this code (`FOLD_VERSION`); otherwise — a redelivered chunk, a retried trace
+amid a batch, a result changed by a human verdict (`discard_folds`), folds of an older
+release, a part that cannot be merged exactly — the summary reads the results as before
 (`auditor.runs.summary.audit_run_summary`), and is the same either way.
 """
 
@@ -28,6 +29,8 @@ from django.conf import settings as django_settings
 from auditor.runs.models import DECISION_FIELDS, AuditRun, SummaryFold
 from auditor.runs.record_settings import full_record
 from auditor.runs.store import SETTINGS, json_text
+from auditor.runs.summary import CHECKLIST_APART
+from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.run_fold import FOLD_VERSION, NotMergeable, PolicyFold, dumps, loads
 
 log = logging.getLogger(__name__)
@@ -46,11 +49,18 @@ def batch_folds(
     rows: Sequence[Mapping[str, Any]], categories: Mapping[int, str | None]
 ) -> dict[str, PolicyFold]:
     """A batch's result rows (`auditor.runs.store.policy_row`, in trace order) folded per
-    policy, each row as `audit_run_summary` reads it back from the database."""
+    policy, each row as `audit_run_summary` reads it back from the database — a checklist
+    record without its feedback events, which are counted apart (`_EventCounts`), as the
+    summary has PostgreSQL count them."""
     folds: dict[str, PolicyFold] = {}
+    events = _EventCounts()
     for row in rows:
         policy = row["policy"]
-        text = json_text(row["record"])
+        record = row["record"]
+        if policy == "checklist" and isinstance(record, dict):
+            events.add(record.get("feedback_events"))
+            record = {k: v for k, v in record.items() if k not in CHECKLIST_APART}
+        text = json_text(record)
         record = orjson.loads(text) if text is not None else None
         fold = folds.get(policy)
         if fold is None:  # the summary shows the settings of a policy's first record
@@ -60,7 +70,34 @@ def batch_folds(
         read = {f: row[f] for f in _FIELDS}
         read.update(trace_id=trace_id, record=record, policy=policy)
         fold.add(read, categories.get(trace_id) or NO_CATEGORY)
+    checklist = folds.get("checklist")
+    if checklist is not None and isinstance(checklist.summary.paper, ChecklistTable):
+        events.add_to(checklist.summary.paper)
     return folds
+
+
+class _EventCounts:
+    """Feedback events counted by the JSON text of the values `ChecklistTable` reads of them
+    (a malformed event as none, a malformed list as no events, as the summary's SQL has them),
+    in the order of their first occurrence. A batch holds 18 events a trace on the bench's
+    checklist traces and a handful of distinct ones: each distinct one is decoded and added
+    once, with its count, instead of every event encoded, decoded and added whole — those
+    events are 85 % of a run's record bytes."""
+
+    NONE = json_text([None] * len(EVENT_KEYS))
+
+    def __init__(self) -> None:
+        self.counts: dict[str | None, int] = {}
+
+    def add(self, events: Any) -> None:
+        counts = self.counts
+        for e in events if isinstance(events, list) else ():
+            key = json_text([e.get(k) for k in EVENT_KEYS]) if isinstance(e, dict) else self.NONE
+            counts[key] = counts.get(key, 0) + 1
+
+    def add_to(self, table: ChecklistTable) -> None:
+        for key, count in self.counts.items():
+            table.add_event(dict(zip(EVENT_KEYS, orjson.loads(str(key)), strict=True)), count)
 
 
 def store_folds(run_id: int, trace_ids: Sequence[int], folds: Mapping[str, PolicyFold]) -> None:

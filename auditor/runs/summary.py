@@ -136,6 +136,11 @@ def _events_apart(policy: str) -> bool:
     return policy == "checklist" and connection.vendor == "postgresql"
 
 
+#: The checklist record's keys its rows come without (`_record_text`): a claims timeline no
+#: table reads, and the feedback events, counted apart (`_feedback_events`).
+CHECKLIST_APART = ("timeline", "feedback_events")
+
+
 def _record_text(policy: str) -> Any:
     """The record as text for the summary: the whole record, but for the checklist's on
     PostgreSQL. A checklist record carries its feedback events whole (~30 keys each) and a
@@ -149,7 +154,7 @@ def _record_text(policy: str) -> Any:
         return Cast("record", TextField())
     return RawSQL(
         "(CASE WHEN jsonb_typeof(record) = 'object' "
-        "THEN record - '{timeline,feedback_events}'::text[] ELSE record END)::text",
+        f"THEN record - '{{{','.join(CHECKLIST_APART)}}}'::text[] ELSE record END)::text",
         [],
     )
 
