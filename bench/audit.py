@@ -186,7 +186,8 @@ def main() -> None:
                     f"  run #{run.pk}: {concurrency} process(es) {rate:,.0f} traces/s; "
                     f"peak RSS per worker process {', '.join(f'{m:.0f}' for m in rss)} MB; "
                     f"start (items, calibration) {run.timings.get('prepare_s', '?')} s, "
-                    f"summary {run.timings.get('summary_s', '?')} s"
+                    f"summary {run.timings.get('summary_s', '?')} s "
+                    f"(from its {run.timings.get('summary_from', 'rows')})"
                 )
                 rates[concurrency] = max(rates.get(concurrency, 0.0), rate)
                 # the baseline from the first process count's runs, whichever it is (with
