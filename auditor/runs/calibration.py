@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.db import connection
 
+from auditor.runs import lanes
 from auditor.runs.models import AuditRun, Calibration
 from policies.code_tests import execute_hidden_tests
 from policies.jsonsafe import json_safe
@@ -137,6 +138,13 @@ def _with_votes(trace_ids: Sequence[int]) -> list[int]:
     return sorted(out)
 
 
+def _part_input(part: Sequence[int]) -> tuple[dict[int, str], dict[int, list[dict]]]:
+    """A part's traces' models and events. A part's models, not the run's: 10⁵ of them were
+    3 MB more held through the start."""
+    models = dict(Trace.objects.filter(pk__in=part).values_list("pk", "model"))
+    return models, load_events(part)
+
+
 def run_calibrate(run: AuditRun, trace_ids: Sequence[int]) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
     verification votes (SPEC §5.3 calibration), after executing code candidates when the
@@ -144,12 +152,22 @@ def run_calibrate(run: AuditRun, trace_ids: Sequence[int]) -> None:
     execute = bool(run.project.execute_code_candidates)
     with_votes = _with_votes(trace_ids)
     groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
-    for start in range(0, len(with_votes), CALIBRATION_PART):
-        part = with_votes[start : start + CALIBRATION_PART]
-        # a part's models, not the run's: 10⁵ of them were 3 MB more held through the start
-        models = dict(Trace.objects.filter(pk__in=part).values_list("pk", "model"))
-        for tid, events in load_events(part).items():
+    parts = [
+        with_votes[start : start + CALIBRATION_PART]
+        for start in range(0, len(with_votes), CALIBRATION_PART)
+    ]
+    # The next part is read on the process's read lane while this one is tallied, as a chunk
+    # reads its next batch (auditor.runs.lanes): the reads were a third of the calibration.
+    threaded = lanes.overlap_possible()
+    reading = lanes.submit("read", threaded, _part_input, parts[0]) if parts else None
+    for i in range(len(parts)):
+        assert reading is not None
+        models, events_by_trace = reading.result()
+        if i + 1 < len(parts):
+            reading = lanes.submit("read", threaded, _part_input, parts[i + 1])
+        for tid, events in events_by_trace.items():
             groups[(models.get(tid) or "", verifier_of(events))].add(events, keep=execute)
+        del events_by_trace  # before the part after next is read, not after
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:

@@ -64,6 +64,13 @@ def test_overlapped_batches_store_what_one_thread_stores(project, settings, monk
     refs = {r["record"][SETTINGS_REF] for r in stored(run).values()}
     assert refs and refs == set(run.record_settings) == set(alone.record_settings)
 
+    # the VRR calibration read its parts (164 LDB loops: two) ahead on the read lane, and
+    # estimated what the one thread did
+    def calibrations(r: AuditRun) -> list:
+        return sorted(r.calibrations.values_list("model", "verifier", "traces", "params"))
+
+    assert calibrations(run) == calibrations(alone) and calibrations(run)[0][2] == 164
+
 
 @pytest.mark.django_db(transaction=True)
 def test_a_failed_write_is_raised_and_its_batch_stays_pending(project, monkeypatch):
