@@ -19,6 +19,7 @@ from dataclasses import fields
 from typing import Any, Protocol
 
 from .checklist_metrics import FeedbackRates, dominates, feedback_rates
+from .merging import NotMergeable, merge_counts, merge_nested
 from .stats import counted_average_precision, counted_roc_auc
 
 Rows = Sequence[Mapping[str, Any]]
@@ -70,25 +71,6 @@ def rate(values: Iterable[bool | None]) -> dict[str, Any]:
     for v in values:
         r.add(v)
     return r.to_dict()
-
-
-class NotMergeable(ValueError):
-    """Two folds cannot be merged into exactly what one fold over both parts would give."""
-
-
-def merge_counts(into: dict[Any, Any], other: Mapping[Any, Any]) -> None:
-    """``other``'s counts added to ``into``'s, new keys after the old in ``other``'s order:
-    merging the folds of a run's parts in the run's order keeps each key where its first
-    occurrence puts it, as one fold over the whole run has them (the bootstrap draws over
-    counts in that order)."""
-    for key, n in other.items():
-        into[key] = into.get(key, 0) + n
-
-
-def merge_nested(into: dict[Any, Any], other: Mapping[Any, Mapping[Any, Any]]) -> None:
-    """`merge_counts` per key of dicts of counts (per category, per certificate, …)."""
-    for key, counts in other.items():
-        merge_counts(into.setdefault(key, Counter()), counts)
 
 
 def merge_rates(into: dict[Any, Rate], other: Mapping[Any, Rate]) -> None:

@@ -22,7 +22,8 @@ from typing import Any
 from .audit import PolicyResult
 from .delta import Pair, delta_report_counted, success_counts_counted
 from .jsonsafe import json_safe
-from .paper_tables import TABLES, merge_counts, merge_nested
+from .merging import merge_counts, merge_nested
+from .paper_tables import TABLES
 from .stats import holm, mcnemar_exact
 from .transitions import TRANSITIONS
 

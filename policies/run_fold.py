@@ -19,6 +19,8 @@ is a hash of the source of the modules whose classes are pickled: a fold written
 
 from __future__ import annotations
 
+import array
+import collections
 import hashlib
 import io
 import pickle
@@ -26,8 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import paper_tables, report, twincheck_report
-from .paper_tables import NotMergeable, merge_counts
+from . import merging, paper_tables, report, twincheck_report
+from .merging import NotMergeable, merge_counts
 from .report import RunSummary
 from .twincheck_report import TwincheckReport
 
@@ -81,13 +83,13 @@ class PolicyFold:
 
 # --- stored form -------------------------------------------------------------------------------
 
-_MODULES = (paper_tables, report, twincheck_report)
+_MODULES = (merging, paper_tables, report, twincheck_report)
 
 
 def _version() -> str:
     digest = hashlib.blake2b(digest_size=8)
-    for module in (*_MODULES, __import__(__name__, fromlist=["_"])):
-        digest.update(Path(str(module.__file__)).read_bytes())
+    for path in (*(str(m.__file__) for m in _MODULES), __file__):
+        digest.update(Path(path).read_bytes())
     return digest.hexdigest()
 
 
@@ -95,10 +97,10 @@ def _version() -> str:
 FOLD_VERSION = _version()
 
 _ALLOWED: dict[tuple[str, str], Any] = {
-    ("collections", "Counter"): __import__("collections").Counter,
-    ("collections", "defaultdict"): __import__("collections").defaultdict,
-    ("array", "array"): __import__("array").array,
-    ("array", "_array_reconstructor"): __import__("array")._array_reconstructor,
+    ("collections", "Counter"): collections.Counter,
+    ("collections", "defaultdict"): collections.defaultdict,
+    ("array", "array"): array.array,
+    ("array", "_array_reconstructor"): array._array_reconstructor,  # type: ignore[attr-defined]
     (__name__, "PolicyFold"): PolicyFold,
     ("policies.report", "RunSummary"): RunSummary,
     ("policies.report", "_Queue"): report._Queue,

@@ -33,7 +33,8 @@ from typing import Any
 
 from .audit import PolicyResult
 from .jsonsafe import json_safe
-from .paper_tables import GateScores, merge_counts, merge_nested
+from .merging import merge_counts, merge_nested
+from .paper_tables import GateScores
 from .stats import counted_paired_bootstrap_ci, mcnemar_exact
 from .transitions import transition
 

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policies import POLICIES, Auditor
-from policies.paper_tables import NotMergeable, Total
+from policies.merging import NotMergeable
+from policies.paper_tables import Total
 from policies.run_fold import PolicyFold, dumps, loads
 from tests.policies.test_real_data import LDB, SYCON, ldb_traces, records, sycon_events
 from tests.policies.test_run_folds import rows as commit_rows
