@@ -275,6 +275,11 @@ def finish_if_complete(run_id: int) -> bool:
         errors=Count("id", filter=Q(status=AuditItem.Status.ERROR)),
     )
     run = AuditRun.objects.get(pk=run_id)
+    running = AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.RUNNING)
+    if run.status != AuditRun.Status.RUNNING:
+        # finished already (a chunk redelivered after the end): only the conditional update
+        # below could have used a summary, and it would not take it
+        return False
     t0 = time.perf_counter()
     summary, source = None, "rows"
     if folds_enabled():
@@ -283,6 +288,10 @@ def finish_if_complete(run_id: int) -> bool:
         summary = summary_from_folds(run, counts["done"] - counts["errors"])
         source = "folds" if summary is not None else source
     if summary is None:
+        # Folds gone while read: two chunks finished at once, and the other one stored the
+        # summary and dropped them. Reading every row again (24 s at 10⁵) would be in vain.
+        if not running.exists():
+            return False
         summary = audit_run_summary(run)
     # the summary's own time beside the start's (benchmarks and slow-run reports read it), and
     # what it was made from
@@ -293,7 +302,7 @@ def finish_if_complete(run_id: int) -> bool:
     }
     now = timezone.now()
     finished = bool(
-        AuditRun.objects.filter(pk=run_id, status=AuditRun.Status.RUNNING).update(
+        running.update(
             status=AuditRun.Status.DONE,
             finished_at=now,
             heartbeat_at=now,

@@ -126,3 +126,30 @@ def test_a_batch_a_redelivered_copy_finished_first_stores_no_fold(real_project):
     AuditItem.objects.filter(run=run, trace_id=trace_id).update(status="pending")
     assert work._store_batch(run.pk, batch) == 1
     assert folds_module.SummaryFold.objects.filter(run=run).count() == 1
+
+
+def _unexpected(*args, **kwargs):  # type: ignore[no-untyped-def]
+    raise AssertionError("summarised again")
+
+
+def test_a_finished_run_is_not_summarised_again(real_project, monkeypatch):
+    """A chunk redelivered after the run finished finds nothing pending: no summary is made."""
+    run = run_inline(real_project, environment="none", policies=["commit"])
+    monkeypatch.setattr(work, "summary_from_folds", _unexpected)
+    monkeypatch.setattr(work, "audit_run_summary", _unexpected)
+    assert work.finish_if_complete(run.pk) is False
+
+
+def test_the_finisher_that_lost_the_race_does_not_read_the_rows(real_project, monkeypatch):
+    """Two chunks finish at once; the other stores the summary and drops the folds while this
+    one merges them: this one stops instead of reading every row back."""
+    run = run_inline(real_project, environment="none", policies=["commit"])
+    AuditRun.objects.filter(pk=run.pk).update(status="running")
+
+    def the_other_one_won(run, done):  # type: ignore[no-untyped-def]
+        AuditRun.objects.filter(pk=run.pk).update(status="done")
+        return None
+
+    monkeypatch.setattr(work, "summary_from_folds", the_other_one_won)
+    monkeypatch.setattr(work, "audit_run_summary", _unexpected)
+    assert work.finish_if_complete(run.pk) is False
