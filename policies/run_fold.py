@@ -5,9 +5,9 @@
 and the paper table), TwinCheck's `TwincheckReport` and the transition-matrix cells. A worker
 folds each batch of results while it still holds them, and the run's summary is the merge of
 its batches' folds, in the run's order — instead of reading every stored record back at the
-end (at 10⁵ traces that was 9–11 s of the finishing worker, at 4,000 a tenth of the run).
+end (at 10⁵ traces that was 9–24 s of the finishing worker, at 4,000 a tenth of the run).
 Merging in order gives exactly what one fold over the whole run gives: counts are added with
-each key's first occurrence kept (`paper_tables.merge_counts`), per-trace values appended in
+each key's first occurrence kept (`merging.merge_counts`), per-trace values appended in
 order; where that cannot be exact (`NotMergeable`) the caller summarises from the rows.
 
 The folds travel through the database as pickles, read back by `loads`, which builds only the

@@ -16,6 +16,7 @@ from auditor.runs import folds as folds_module
 from auditor.runs import work
 from auditor.runs.folds import summary_from_folds
 from auditor.runs.summary import audit_run_summary
+from policies.run_fold import PolicyFold, dumps
 from tests.audit.test_result_store import TAU
 from tests.audit.test_runs import LDB, SYCON, ingest_file, run_inline
 
@@ -104,6 +105,14 @@ def test_a_tampered_fold_is_refused_and_the_rows_are_read(kept_folds, tmp_path, 
     )
     assert summary_from_folds(run, done) is None
     assert not (tmp_path / "should-not-exist").exists()
+
+
+def test_a_fold_of_another_policy_under_a_policys_name_is_not_merged(kept_folds):
+    run, done = kept_folds
+    SummaryFold.objects.filter(pk=SummaryFold.objects.filter(run=run).last().pk).update(
+        state=dumps({"commit": PolicyFold("vrr")})
+    )
+    assert summary_from_folds(run, done) is None
 
 
 def test_a_human_verdict_discards_the_runs_folds(kept_folds):
