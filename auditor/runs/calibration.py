@@ -158,16 +158,12 @@ def run_calibrate(run: AuditRun, trace_ids: Sequence[int]) -> None:
     ]
     # The next part is read on the process's read lane while this one is tallied, as a chunk
     # reads its next batch (auditor.runs.lanes): the reads were a third of the calibration.
-    threaded = lanes.overlap_possible()
-    reading = lanes.submit("read", threaded, _part_input, parts[0]) if parts else None
-    for i in range(len(parts)):
-        assert reading is not None
-        models, events_by_trace = reading.result()
-        if i + 1 < len(parts):
-            reading = lanes.submit("read", threaded, _part_input, parts[i + 1])
+    for _, (models, events_by_trace) in lanes.read_ahead(
+        lanes.overlap_possible(), _part_input, parts
+    ):
         for tid, events in events_by_trace.items():
             groups[(models.get(tid) or "", verifier_of(events))].add(events, keep=execute)
-        del events_by_trace  # before the part after next is read, not after
+        del events_by_trace  # not held while the next part is awaited
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:

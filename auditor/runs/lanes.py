@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -48,6 +48,22 @@ def submit[T](lane: str, threaded: bool, fn: Callable[..., T], *args: Any) -> Fu
     except Exception as exc:  # noqa: BLE001 — raised to the caller by result()
         done.set_exception(exc)
     return done
+
+
+def read_ahead[P, T](
+    threaded: bool, fn: Callable[[P], T], parts: Sequence[P]
+) -> Iterator[tuple[P, T]]:
+    """``(part, fn(part))`` for each part in order, the next part's ``fn`` running on the read
+    lane while the caller works on this one (not ``threaded``: read here, before the caller's
+    turn, as the lane would). A part's result is let go as soon as the caller asks for the next,
+    before that one is awaited: the caller's part and the one being read are all that is held."""
+    reading = submit("read", threaded, fn, parts[0]) if parts else None
+    for i, part in enumerate(parts):
+        assert reading is not None
+        result = reading.result()
+        reading = submit("read", threaded, fn, parts[i + 1]) if i + 1 < len(parts) else None
+        yield part, result
+        del result
 
 
 def _executor(lane: str) -> ThreadPoolExecutor:

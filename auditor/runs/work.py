@@ -162,13 +162,10 @@ def audit_chunk_process(
     parts = [pending[i : i + BATCH_TRACES] for i in range(0, len(pending), BATCH_TRACES)]
     threaded = lanes.overlap_possible()
     done = 0
-    loading = lanes.submit("read", threaded, load_events, parts[0])
     writing: Future[int] | None = None
     try:
-        for i, part in enumerate(parts):
-            events_by_trace = loading.result()
-            if i + 1 < len(parts):  # the next batch's events are read while this one is audited
-                loading = lanes.submit("read", threaded, load_events, parts[i + 1])
+        # the next batch's events are read while this one is audited
+        for part, events_by_trace in lanes.read_ahead(threaded, load_events, parts):
             if auditors.backend is not None:
                 auditors.backend.prefetch(part)
             try:
