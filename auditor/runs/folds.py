@@ -25,19 +25,14 @@ from typing import Any
 import orjson
 from django.conf import settings as django_settings
 
-from auditor.runs.models import DECISION_FIELDS, AuditRun, SummaryFold
+from auditor.runs.models import AuditRun, SummaryFold
 from auditor.runs.record_settings import full_record
 from auditor.runs.store import SETTINGS, json_text
-from auditor.runs.summary import CHECKLIST_APART
+from auditor.runs.summary import CHECKLIST_APART, NO_CATEGORY, ROW_FIELDS
 from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.run_fold import FOLD_VERSION, PolicyFold, dumps, loads
 
 log = logging.getLogger(__name__)
-
-#: A trace's category in the summary's tables when it has none.
-NO_CATEGORY = "—"
-
-_FIELDS = tuple(f for f in DECISION_FIELDS if f != "record")
 
 
 def folds_enabled() -> bool:
@@ -66,7 +61,7 @@ def batch_folds(
             fold = folds[policy] = PolicyFold(policy)
             record = full_record(record, row.get(SETTINGS))
         trace_id = row["trace_id"]
-        read = {f: row[f] for f in _FIELDS}
+        read = {f: row[f] for f in ROW_FIELDS}
         read.update(trace_id=trace_id, record=record, policy=policy)
         fold.add(read, categories.get(trace_id) or NO_CATEGORY)
     checklist = folds.get("checklist")

@@ -23,6 +23,11 @@ from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.run_fold import PolicyFold
 from traces.models import Trace
 
+#: A result row's fields the summary reads beside its record (the batches' folds read the same).
+ROW_FIELDS = tuple(f for f in DECISION_FIELDS if f != "record")
+#: A trace's category in the summary's tables when it has none.
+NO_CATEGORY = "—"
+
 #: Results read per query: the summary holds one page of rows at a time, whatever the run's size.
 PAGE_SIZE = 500
 
@@ -90,17 +95,16 @@ def analyze_results_if_misjudged(run: AuditRun) -> bool:
 def _result_rows(
     run: AuditRun, policy: str, settings_table: dict[str, Any]
 ) -> Iterator[tuple[dict[str, Any], str]]:
-    """The policy's results in trace order, each with its trace's category ("—" for none), a
-    page at a time (keyset on the trace, which the (run, trace, policy) unique index serves).
-    The records are read as text (`_record_text`), decoded by orjson: the JSONField path
+    """The policy's results in trace order, each with its trace's category (`NO_CATEGORY` for
+    none), a page at a time (keyset on the trace, which the (run, trace, policy) unique index
+    serves). The records are read as text (`_record_text`), decoded by orjson: the JSONField path
     decodes them with the stdlib, half of the summary's time on a large run. The first comes
     whole (`full_record` with the run's ``settings_table``): the summary shows its settings."""
-    fields = [f for f in DECISION_FIELDS if f != "record"]
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
         .order_by("trace_id")
         .annotate(record_text=_record_text(policy))
-        .values("trace_id", "record_text", *fields)
+        .values("trace_id", "record_text", *ROW_FIELDS)
     )
     last = None
     while True:
@@ -115,7 +119,7 @@ def _result_rows(
             if last is None:
                 record = full_record(record, settings_table)
             last = r["trace_id"]
-            category = categories.get(r["trace_id"]) or "—"
+            category = categories.get(r["trace_id"]) or NO_CATEGORY
             yield {**r, "record": record, "policy": policy}, category
         if len(page) < PAGE_SIZE:
             return
