@@ -103,6 +103,16 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def _error_line(stderr: str) -> str:
+    """The last line of stderr that names an error: a traceback's unindented last line, not
+    its header. Why not simply the last line: a program's forked children share its stderr and
+    die with its PID namespace, so their half-written tracebacks can follow the real error."""
+    for line in reversed(stderr.splitlines()):
+        if line.strip() and not line[0].isspace() and not line.startswith("Traceback ("):
+            return line[:300]
+    return _last_line(stderr)
+
+
 def _make_cgroup(root: str, limit: int) -> Path | None:
     """A pids cgroup for one run, or None when the machine does not allow one."""
     base = Path(root)
@@ -152,7 +162,7 @@ def _classify(
         if sig == signal.SIGXFSZ:
             return "failed", "file size limit"
         return "failed", f"killed by {name}"
-    return "failed", _last_line(stderr) or f"exit status {rc}"
+    return "failed", _error_line(stderr) or f"exit status {rc}"
 
 
 def run_program(source: str, settings: SandboxSettings, *, marker: str | None = None) -> ExecResult:

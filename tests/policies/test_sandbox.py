@@ -15,7 +15,7 @@ import pytest
 
 from policies.code_tests import execute_hidden_tests, hidden_test_program
 from policies.labels import CandidateLabel, apply_labels, human_labels
-from policies.sandbox import SandboxDisabled, SandboxSettings, run_program
+from policies.sandbox import SandboxDisabled, SandboxSettings, _classify, run_program
 from policies.trace import Trace
 from tests.conftest import unavailable
 
@@ -222,3 +222,22 @@ def test_label_precedence_recorded_then_human_then_executed() -> None:
     assert out.applied == {"a": "recorded", "b": "human", "c": "executed"}
     assert [x["candidate_id"] for x in out.conflicts] == ["a", "b"]
     assert "labels" not in events[2]  # the input is never modified
+
+
+def test_a_failure_names_the_programs_error_not_a_dying_childs_half_traceback() -> None:
+    # What CI once saw from a fork bomb: the program's error, then a child's traceback cut off
+    # when the PID namespace died with the program.
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/x/scratch/program.py", line 3, in <module>\n'
+        "    os.fork()\n"
+        "BlockingIOError: [Errno 11] Resource temporarily unavailable\n"
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/x/scratch/program.py", line 3, in <module>\n'
+    )
+    assert _classify(1, False, True, "", stderr, None) == (
+        "failed",
+        "BlockingIOError: [Errno 11] Resource temporarily unavailable",
+    )
+    assert _classify(1, False, True, "", "  only indented\n", None) == ("failed", "only indented")
+    assert _classify(3, False, True, "", "", None) == ("failed", "exit status 3")
