@@ -38,7 +38,7 @@ SETTINGS_REF = "settings_ref"
 _CANONICAL = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
-def _canonical(settings: Mapping[str, Any]) -> bytes:
+def canonical_json(settings: Mapping[str, Any]) -> bytes:
     try:
         return orjson.dumps(settings, option=_CANONICAL)
     except TypeError:  # what orjson cannot encode takes json_safe's walk, as store.py's records
@@ -47,7 +47,7 @@ def _canonical(settings: Mapping[str, Any]) -> bytes:
 
 def settings_key(settings: Mapping[str, Any]) -> str:
     """The content key of a settings dict: 16 hex digits of a hash of its canonical JSON."""
-    return hashlib.blake2b(_canonical(settings), digest_size=8).hexdigest()
+    return hashlib.blake2b(canonical_json(settings), digest_size=8).hexdigest()
 
 
 class _Keys:
@@ -121,7 +121,7 @@ def remember_settings(run_id: int, settings: Mapping[str, Any]) -> None:
     if connection.vendor != "postgresql":
         run = AuditRun.objects.select_for_update().only("record_settings").get(pk=run_id)
         # strict JSON, as the PostgreSQL path's text has it (the JSONField's encoder writes NaN)
-        merged = {**orjson.loads(_canonical(settings)), **run.record_settings}
+        merged = {**orjson.loads(canonical_json(settings)), **run.record_settings}
         if merged != run.record_settings:
             AuditRun.objects.filter(pk=run_id).update(record_settings=merged)
         return
@@ -130,7 +130,7 @@ def remember_settings(run_id: int, settings: Mapping[str, Any]) -> None:
         cur.execute(
             f"UPDATE {table} SET record_settings = record_settings || %s::jsonb "
             "WHERE id = %s AND NOT record_settings ?& %s::text[]",
-            [_canonical(settings).decode(), run_id, list(settings)],
+            [canonical_json(settings).decode(), run_id, list(settings)],
         )
 
 

@@ -88,19 +88,20 @@ def store_results(rows: Sequence[dict[str, Any]]) -> None:
     are. Call inside the batch's transaction (the items are marked done in the same one)."""
     if not rows:
         return
-    for run_id, settings in _settings_by_run(rows).items():
+    for run_id, settings in settings_by_run(rows).items():
         remember_settings(run_id, settings)
     if connection.vendor != "postgresql":
         _insert_ignoring_conflicts(rows)
         return
     try:
         with transaction.atomic():  # a savepoint: the conflict below must not end the batch
-            _copy(rows)
+            copy_results(rows)
     except IntegrityError:
         _insert_ignoring_conflicts(rows)
 
 
-def _settings_by_run(rows: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def settings_by_run(rows: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """{run id: {settings key: settings}} the rows' records name (`SETTINGS`)."""
     out: dict[int, dict[str, Any]] = {}
     for row in rows:
         settings = row.get(SETTINGS)
@@ -109,7 +110,10 @@ def _settings_by_run(rows: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]
     return out
 
 
-def _copy(rows: Sequence[dict[str, Any]]) -> None:
+def copy_results(rows: Sequence[dict[str, Any]]) -> None:
+    """Insert the rows with one COPY (PostgreSQL). A row already stored raises IntegrityError
+    and leaves the transaction aborted: the caller rolls back to where it can retry (a
+    savepoint in `store_results`, the batch's whole transaction in `auditor.runs.batch_write`)."""
     now = timezone.now()
     table = connection.ops.quote_name(AuditResult._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(c) for c in COLUMNS)

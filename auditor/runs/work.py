@@ -11,13 +11,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from auditor.llm.backend import RunBackend
 from auditor.runs import lanes
+from auditor.runs.batch_write import store_batch
 from auditor.runs.calibration import executed_labels, label_events, verifier_of
 from auditor.runs.folds import (
     batch_folds,
@@ -233,8 +234,10 @@ def _store_batch(run_id: int, batch: Batch) -> int:
     """Store a batch's results in one transaction (one COPY, one update), so the database round
     trips do not dominate the policies' own work, and move the run's done count. Returns how
     many of its items left pending here (not those a redelivered copy finished first)."""
-    pending = AuditItem.objects.filter(run_id=run_id, status=AuditItem.Status.PENDING)
     folds = batch_folds(batch.rows, batch.categories) if folds_enabled() else None
+    if connection.vendor == "postgresql":  # four round trips (auditor.runs.batch_write)
+        return store_batch(run_id, batch.rows, batch.done, batch.failed, folds)
+    pending = AuditItem.objects.filter(run_id=run_id, status=AuditItem.Status.PENDING)
     with transaction.atomic():
         store_results(batch.rows)
         finished = pending.filter(trace_id__in=batch.done).update(

@@ -76,16 +76,16 @@ def test_overlapped_batches_store_what_one_thread_stores(project, settings, monk
 def test_a_failed_write_is_raised_and_its_batch_stays_pending(project, monkeypatch):
     ingest_file(project, SYCON)
     writes = 0
-    store = work.store_results
+    store = work.store_batch
 
-    def second_fails(rows):  # type: ignore[no-untyped-def]
+    def second_fails(*args):  # type: ignore[no-untyped-def]
         nonlocal writes
         writes += 1
         if writes == 2:
             raise RuntimeError("the database went away")
-        store(rows)
+        return store(*args)
 
-    monkeypatch.setattr(work, "store_results", second_fails)
+    monkeypatch.setattr(work, "store_batch", second_fails)
     run = audit_run_create(project=project, enqueue=False, environment="none")
     with pytest.raises(RuntimeError, match="went away"):
         audit_run_start(run_id=run.pk, inline=True)
