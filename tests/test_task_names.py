@@ -12,6 +12,7 @@ def test_task_names_and_their_queues_are_stable():
     queues = {n: app.amqp.router.route({}, n, (), {})["queue"].name for n in names}
     assert queues == {
         "auditor.tasks.audit_chunk": "audit",
+        "auditor.tasks.calibrate_run": "audit",
         "auditor.tasks.resume_stale_work": "audit",
         "auditor.tasks.start_run": "audit",
         "auditor.tasks_export.build_export": "export",

@@ -38,11 +38,28 @@ NO_EXECUTION_LABELS = "no execution labels"
 
 
 def verifier_of(events: list[dict]) -> str:
+    """The verifier named by a trace's first verification event ("" if none names one)."""
+    return vote_group("", events)[1]
+
+
+def has_votes(events: list[dict]) -> bool:
+    """Whether the trace holds a verification event: a verify-repair loop, which the run's
+    calibration covers (`traces_with_votes` is the same test in SQL)."""
+    return any(ev.get("type") == "verification" for ev in events)
+
+
+def vote_group(model: str, events: list[dict]) -> tuple[str, str]:
+    """The (model, verifier) calibration group of a trace with votes."""
     for ev in events:
         if ev.get("type") == "verification":
             v = ev.get("verifier")
-            return v if isinstance(v, str) else ""
-    return ""
+            return model, v if isinstance(v, str) else ""
+    return model, ""
+
+
+def needs_calibration(run: AuditRun) -> bool:
+    """Whether the run's start calibrates VRR: it audits VRR without parameters of its own."""
+    return "vrr" in run.policies and not (run.settings.get("vrr") or {}).get("params")
 
 
 def sandbox_settings() -> SandboxSettings:
@@ -113,7 +130,7 @@ CALIBRATION_PART = 100
 ID_PART = 10_000
 
 
-def _with_votes(trace_ids: Sequence[int]) -> list[int]:
+def traces_with_votes(trace_ids: Sequence[int]) -> list[int]:
     """The traces among `trace_ids` that hold a verification event, in trace order: the
     bootstrap resamples loops by their index in the group, and an unordered DISTINCT came back
     in another order once the plan changed (10⁵ traces). On PostgreSQL the ids go as array
@@ -145,12 +162,15 @@ def _part_input(part: Sequence[int]) -> tuple[dict[int, str], dict[int, list[dic
     return models, load_events(part)
 
 
-def run_calibrate(run: AuditRun, trace_ids: Sequence[int]) -> None:
+def run_calibrate(
+    run: AuditRun, trace_ids: Sequence[int], *, with_votes: Sequence[int] | None = None
+) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
-    verification votes (SPEC §5.3 calibration), after executing code candidates when the
-    project says so."""
+    verification votes (SPEC §5.3 calibration; ``with_votes``: those traces, if the caller
+    found them already), after executing code candidates when the project says so."""
     execute = bool(run.project.execute_code_candidates)
-    with_votes = _with_votes(trace_ids)
+    if with_votes is None:
+        with_votes = traces_with_votes(trace_ids)
     groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
     parts = [
         with_votes[start : start + CALIBRATION_PART]
@@ -162,7 +182,7 @@ def run_calibrate(run: AuditRun, trace_ids: Sequence[int]) -> None:
         lanes.overlap_possible(), _part_input, parts
     ):
         for tid, events in events_by_trace.items():
-            groups[(models.get(tid) or "", verifier_of(events))].add(events, keep=execute)
+            groups[vote_group(models.get(tid) or "", events)].add(events, keep=execute)
         del events_by_trace  # not held while the next part is awaited
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None

@@ -49,6 +49,10 @@ class AuditRun(Job):
     # stored records name theirs (auditor.runs.record_settings).
     record_settings = models.JSONField(default=dict, blank=True)
     timings = models.JSONField(default=dict, blank=True)
+    # When the start stored the run's VRR calibration (or found none was needed). Until then no
+    # trace with verification votes is audited: the start queues the other traces' chunks
+    # first, and a run whose start died calibrating is calibrated again by the sweep.
+    calibrated_at = models.DateTimeField(null=True, blank=True)
     failure = models.TextField(blank=True)
     created_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL

@@ -17,7 +17,12 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from auditor.llm.settings import check_judge_and_model, normalise_judge
-from auditor.runs.calibration import ID_PART, run_calibrate
+from auditor.runs.calibration import (
+    ID_PART,
+    needs_calibration,
+    run_calibrate,
+    traces_with_votes,
+)
 from auditor.runs.models import AuditItem, AuditRun
 from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
@@ -126,6 +131,12 @@ def _enqueue_start(run_id: int) -> None:
     job_enqueue(start_run, run_id)
 
 
+def _enqueue_calibrate(run_id: int) -> None:
+    from auditor.runs.tasks import calibrate_run  # see _enqueue_start
+
+    job_enqueue(calibrate_run, run_id)
+
+
 #: With TA_AUDIT_CHUNK_TRACES = 0, a run is cut into about this many chunks, each of
 #: CHUNK_BOUNDS traces.
 CHUNKS_PER_RUN = 16
@@ -152,11 +163,13 @@ def chunk_size(traces: int, *, model: bool = False) -> int:
     return min(high, max(low, -(-traces // CHUNKS_PER_RUN)))
 
 
-def _enqueue_chunks(run: AuditRun, trace_ids: Sequence[int]) -> int:
+def _enqueue_chunks(run: AuditRun, trace_ids: Sequence[int], *, of: int = 0) -> int:
+    """Queue ``trace_ids`` in chunks sized for a run of ``of`` traces (default: these ones) —
+    a run queued in two parts has the chunks it would have had in one."""
     # In the function: auditor.runs.tasks imports this module (see _enqueue_start).
     from auditor.runs.tasks import audit_chunk
 
-    size = chunk_size(len(trace_ids), model=bool(run.model_settings))
+    size = chunk_size(max(of, len(trace_ids)), model=bool(run.model_settings))
     chunks = [list(trace_ids[i : i + size]) for i in range(0, len(trace_ids), size)]
     for chunk in chunks:
         audit_chunk.delay(run.pk, chunk)
@@ -191,8 +204,19 @@ def audit_run_start(
     ids = array("q", traces.iterator(chunk_size=ID_PART))
     _create_items(run, ids)
     AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
-    if "vrr" in run.policies and not run.settings.get("vrr", {}).get("params"):
-        run_calibrate(run, ids)
+    later: list[Sequence[int]] = [ids]
+    if needs_calibration(run):
+        votes = traces_with_votes(ids)
+        parts = None if inline else _segments(ids, votes)
+        if parts is not None:
+            # What no calibration touches is audited by the other worker processes while
+            # this one calibrates: at 10⁵ traces the start took 15 s, the others idle.
+            early = [part for part, loops in parts if not loops]
+            later = [part for part, loops in parts if loops]
+            transaction.on_commit(lambda: _enqueue_parts(run, early, len(ids)))
+        run_calibrate(run, ids, with_votes=votes)
+    # after the calibration is stored: the chunks audit traces with votes only from here on
+    AuditRun.objects.filter(pk=run.pk).update(calibrated_at=timezone.now())
     run.timings = {"prepare_s": round(time.perf_counter() - t0, 3)}
     AuditRun.objects.filter(pk=run.pk).update(timings=run.timings)
     if not ids:
@@ -200,9 +224,61 @@ def audit_run_start(
     elif inline:
         _audit_inline(run.pk, ids, progress)
     else:
-        transaction.on_commit(lambda: _enqueue_chunks(run, ids))
+        transaction.on_commit(lambda: _enqueue_parts(run, later, len(ids)))
     run.refresh_from_db()
     return run
+
+
+#: At most this many runs of traces with and without votes for the start to queue those without
+#: first. Why a limit: a batch's summary fold covers a range of trace ids, and the run's folds
+#: merge only if their ranges do not interleave (auditor.runs.folds), so a chunk must not cross
+#: from one run to the next; where loops and other traces alternate (the bench's mix), that
+#: would mean tiny chunks, and everything is queued after the calibration instead.
+EARLY_SEGMENTS = 16
+
+
+def _segments(ids: Sequence[int], votes: Sequence[int]) -> list[tuple[array[int], bool]] | None:
+    """``ids`` cut into maximal runs of traces with votes and without (``(ids, has votes)``),
+    or None when there is nothing to queue early or more than EARLY_SEGMENTS runs."""
+    if not votes or len(votes) == len(ids):
+        return None
+    loops = set(votes)
+    out: list[tuple[array[int], bool]] = []
+    for i in ids:
+        flag = i in loops
+        if not out or out[-1][1] != flag:
+            if len(out) == EARLY_SEGMENTS:
+                return None
+            out.append((array("q"), flag))
+        out[-1][0].append(i)
+    return out
+
+
+def _enqueue_parts(run: AuditRun, parts: Sequence[Sequence[int]], total: int) -> None:
+    for part in parts:
+        _enqueue_chunks(run, part, of=total)
+
+
+def audit_run_calibrate(*, run_id: int) -> bool:
+    """Calibrate a running run whose start died before its calibration was stored, then queue
+    its pending traces (the sweep's repair: its chunks leave traces with votes pending until
+    the run is calibrated). False if the run is not such a run (calibrated meanwhile)."""
+    run = AuditRun.objects.select_related("project").filter(pk=run_id).first()
+    if run is None or run.status != AuditRun.Status.RUNNING or run.calibrated_at is not None:
+        return False
+    items = run.items.order_by("trace_id").values_list("trace_id", flat=True)
+    ids = array("q", items.iterator(chunk_size=ID_PART))
+    if needs_calibration(run):
+        run_calibrate(run, ids)
+    AuditRun.objects.filter(pk=run.pk, calibrated_at=None).update(
+        calibrated_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    pending = list(items.filter(status=AuditItem.Status.PENDING))
+    if pending:
+        _enqueue_chunks(run, pending)
+    else:
+        finish_if_complete(run.pk)
+    return True
 
 
 #: Traces per chunk of an inline audit: its chunks run one after the other in this process, so
@@ -282,6 +358,10 @@ def audit_runs_resume_stale(*, older_than: float | None = None) -> list[int]:
             heartbeat_at=timezone.now()
         ):
             continue  # another worker resumed it first
+        if run.calibrated_at is None:  # its start died before the calibration was stored
+            _enqueue_calibrate(run.pk)
+            resumed.append(run.pk)
+            continue
         ids = list(
             run.items.filter(status=AuditItem.Status.PENDING).values_list("trace_id", flat=True)
         )

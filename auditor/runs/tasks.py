@@ -17,3 +17,8 @@ def start_run(run_id: int) -> None:
 def audit_chunk(run_id: int, trace_ids: list[int]) -> int:
     # Idempotent: a retry after a partial chunk only audits what is still pending.
     return work.audit_chunk_process(run_id=run_id, trace_ids=trace_ids)
+
+
+@retrying_task(name="auditor.tasks.calibrate_run")
+def calibrate_run(run_id: int) -> None:
+    services.audit_run_calibrate(run_id=run_id)

@@ -19,7 +19,13 @@ from django.utils import timezone
 from auditor.llm.backend import RunBackend
 from auditor.runs import lanes
 from auditor.runs.batch_write import store_batch
-from auditor.runs.calibration import executed_labels, label_events, verifier_of
+from auditor.runs.calibration import (
+    executed_labels,
+    has_votes,
+    label_events,
+    needs_calibration,
+    vote_group,
+)
 from auditor.runs.folds import (
     batch_folds,
     discard_folds,
@@ -70,7 +76,7 @@ class AuditorCache:
         — two queries, the auditors, their environments — was waste (issue 17); a chunk then
         audits as a part of one long chunk would. Not kept with a model configured: its backend
         holds a chunk's budget and statistics."""
-        key = (run.pk, run.created_at)
+        key = (run.pk, run.created_at, run.calibrated_at)  # not a chunk's from before it
         kept = getattr(_kept, "auditors", None)
         if kept is not None and kept[0] == key:
             return kept[1]
@@ -89,14 +95,15 @@ class AuditorCache:
 
     def for_trace(self, env_name: str | None, model: str, events: list[dict]) -> Auditor:
         """The auditor for a trace: by its environment's name (its header's ``env.name``,
-        see `with_env_name`), its model and its events' verifier."""
+        see `with_env_name`), and for a trace with votes, its calibration group (its model and
+        verifier). A trace without votes is in no group: the run's own settings."""
         env_kind = self._env_kind(env_name)
-        group = (model, verifier_of(events)) if "vrr" in self.run.policies else ("", "")
+        group = vote_group(model, events) if self.cals and has_votes(events) else None
         key = (env_kind, group if group in self.cals else None)
         auditor = self.cache.get(key)
         if auditor is None:
             settings = {k: dict(v) for k, v in self.run.settings.items()}
-            cal = self.cals.get(group)
+            cal = self.cals.get(group) if group is not None else None
             if cal is not None and not settings.get("vrr", {}).get("params"):
                 settings.setdefault("vrr", {}).update(params=cal["params"], samples=cal["samples"])
             model: dict[str, Any] = self.backend.auditor_kwargs() if self.backend else {}
@@ -209,8 +216,14 @@ def _audit_batch(
 ) -> Batch:
     """Audit a batch of traces; a trace whose audit raises is a failed item, not a failed run."""
     batch = Batch([], [], [], {t.pk: t.category for t in traces})
+    calibrating = run.calibrated_at is None and needs_calibration(run)
     for trace in traces:
         stored = events_by_trace[trace.pk]  # as the database holds them: see policy_row
+        if calibrating and has_votes(stored):
+            # VRR would decide it without the run's calibration: it stays pending, for the
+            # chunks queued once the calibration is stored (`audit_run_calibrate` if the
+            # start died first)
+            continue
         events = label_events(stored, auditors.executed)
         try:
             auditor = auditors.for_trace(trace.env_name, trace.model, events)

@@ -1,0 +1,151 @@
+"""A run's start queues the traces no calibration touches before it calibrates VRR, so other
+worker processes audit them meanwhile; traces with votes wait for the stored calibration — also
+when the start dies calibrating, which the sweep repairs (auditor.runs.services)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
+from auditor.runs import services
+from auditor.runs.services import audit_run_create, audit_run_start, audit_runs_resume_stale
+from auditor.runs.work import audit_chunk_process
+from policies import POLICIES
+from tests.audit.test_runs import LDB, SYCON, ingest_file, run_inline
+from traces.models import Trace
+
+# transactional: the start's queueing happens at its commits, as in a worker
+pytestmark = pytest.mark.django_db(transaction=True)
+
+FIELDS = (
+    "applied",
+    "actor_success",
+    "guarded_success",
+    "transition",
+    "continuation",
+    "record",
+    "guarded_from",
+    "guarded_trajectory",
+)
+
+
+def results(run: AuditRun) -> dict[tuple[int, str], tuple]:
+    rows = AuditResult.objects.filter(run=run).values("trace_id", "policy", *FIELDS)
+    return {(r["trace_id"], r["policy"]): tuple(r[f] for f in FIELDS) for r in rows}
+
+
+@pytest.fixture
+def mixed(project):  # type: ignore[no-untyped-def]
+    """200 pushback traces without votes, 164 LDB repair loops with them."""
+    ingest_file(project, SYCON)
+    upload = ingest_file(project, LDB)
+    loops = set(Trace.objects.filter(upload=upload).values_list("pk", flat=True))
+    assert len(loops) == 164
+    return project, loops
+
+
+def queue_recorder(monkeypatch) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """The chunks the services queue, each with whether its run was calibrated then."""
+    queued: list[dict[str, Any]] = []
+
+    def record(run: AuditRun, trace_ids, of: int = 0) -> int:  # type: ignore[no-untyped-def]
+        fresh = AuditRun.objects.get(pk=run.pk)
+        queued.append(
+            {
+                "ids": list(trace_ids),
+                "calibrated": fresh.calibrated_at is not None,
+                "calibrations": Calibration.objects.filter(run=run).count(),
+            }
+        )
+        return 1
+
+    monkeypatch.setattr(services, "_enqueue_chunks", record)
+    return queued
+
+
+def test_the_start_queues_what_no_calibration_touches_before_calibrating(mixed, monkeypatch):
+    project, loops = mixed
+    reference = run_inline(project, environment="none")
+    queued = queue_recorder(monkeypatch)
+    run = audit_run_create(project=project, environment="none", enqueue=False)
+    audit_run_start(run_id=run.pk)
+    others = sorted(set(run.items.values_list("trace_id", flat=True)) - loops)
+    assert [(q["ids"], q["calibrated"], q["calibrations"]) for q in queued] == [
+        (others, False, 0),  # queued before the calibration
+        (sorted(loops), True, 1),  # after it was stored
+    ]
+    # the workers audit them in that order, the first while the start still calibrates: the
+    # results are the inline run's, which calibrated first
+    AuditRun.objects.filter(pk=run.pk).update(calibrated_at=None)
+    audit_chunk_process(run_id=run.pk, trace_ids=queued[0]["ids"])
+    AuditRun.objects.filter(pk=run.pk).update(calibrated_at=timezone.now())
+    audit_chunk_process(run_id=run.pk, trace_ids=queued[1]["ids"])
+    run.refresh_from_db()
+    assert (run.status, run.traces_done, run.error_count) == ("done", 364, 0)
+    assert results(run) == results(reference)
+    # chunks within the runs of loops and others: their batches' folds do not interleave
+    assert run.timings["summary_from"] == "folds" and run.summary == reference.summary
+
+
+def test_where_loops_and_others_alternate_all_is_queued_after_the_calibration(mixed, monkeypatch):
+    project, loops = mixed
+    monkeypatch.setattr(services, "EARLY_SEGMENTS", 1)
+    queued = queue_recorder(monkeypatch)
+    run = audit_run_create(project=project, environment="none", enqueue=False)
+    audit_run_start(run_id=run.pk)
+    ids = sorted(run.items.values_list("trace_id", flat=True))
+    assert [(q["ids"], q["calibrated"]) for q in queued] == [(ids, True)]
+
+
+def test_a_start_that_died_calibrating_is_calibrated_by_the_sweep(mixed, monkeypatch):
+    project, loops = mixed
+    reference = run_inline(project, environment="none")
+    queued = queue_recorder(monkeypatch)
+
+    def dies(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("worker killed")
+
+    monkeypatch.setattr(services, "run_calibrate", dies)
+    run = audit_run_create(project=project, environment="none", enqueue=False)
+    with pytest.raises(RuntimeError):
+        audit_run_start(run_id=run.pk)
+    monkeypatch.undo()
+    queued = queue_recorder(monkeypatch)
+    # every trace handed to a chunk — as the sweep would before this repair: the loops must
+    # not be audited without their calibration, so they stay pending
+    ids = sorted(run.items.values_list("trace_id", flat=True))
+    audit_chunk_process(run_id=run.pk, trace_ids=ids)
+    pending = set(run.items.filter(status="pending").values_list("trace_id", flat=True))
+    assert pending == loops and not AuditResult.objects.filter(run=run, trace_id__in=loops)
+    assert AuditRun.objects.get(pk=run.pk).status == "running"
+    # the sweep finds the run silent and uncalibrated: it calibrates, then queues what is left
+    calibrate = []
+    monkeypatch.setattr(services, "_enqueue_calibrate", calibrate.append)
+    AuditRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timezone.timedelta(1))
+    assert audit_runs_resume_stale(older_than=60) == [run.pk]
+    assert calibrate == [run.pk] and queued == []
+    assert services.audit_run_calibrate(run_id=run.pk)
+    assert not services.audit_run_calibrate(run_id=run.pk)  # once
+    assert [(q["ids"], q["calibrated"], q["calibrations"]) for q in queued] == [
+        (sorted(loops), True, 1)
+    ]
+    audit_chunk_process(run_id=run.pk, trace_ids=queued[0]["ids"])
+    run.refresh_from_db()
+    assert (run.status, run.traces_done, run.error_count) == ("done", 364, 0)
+    assert results(run) == results(reference)
+    assert not AuditItem.objects.filter(run=run, status="pending").exists()
+
+
+def test_a_run_with_no_loops_or_no_vrr_is_queued_whole(project, monkeypatch):
+    ingest_file(project, SYCON)
+    queued = queue_recorder(monkeypatch)
+    for policies in (list(POLICIES), ["checklist"]):
+        run = audit_run_create(
+            project=project, environment="none", enqueue=False, policies=policies
+        )
+        audit_run_start(run_id=run.pk)
+        assert queued.pop()["ids"] == sorted(run.items.values_list("trace_id", flat=True))
+        assert queued == [] and AuditRun.objects.get(pk=run.pk).calibrated_at is not None
