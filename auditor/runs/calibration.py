@@ -11,6 +11,7 @@ audit (`executed_labels`, `label_events`).
 from __future__ import annotations
 
 import math
+import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -20,6 +21,7 @@ from django.db import connection
 
 from auditor.runs import lanes
 from auditor.runs.models import AuditRun, Calibration
+from common.jobs import job_heartbeat
 from policies.code_tests import execute_hidden_tests
 from policies.jsonsafe import json_safe
 from policies.labels import CandidateLabel, LabelKey, apply_labels
@@ -125,6 +127,10 @@ class _Group:
 CALIBRATION_PART = 100
 
 
+#: Seconds between the calibration's heartbeats (the sweep's TA_STALE_SECONDS is 120 s).
+HEARTBEAT_S = 10.0
+
+
 #: Trace ids read, or sent to PostgreSQL as one array parameter, at a time (here and by
 #: `services` for the run's ids and items).
 ID_PART = 10_000
@@ -178,12 +184,18 @@ def run_calibrate(
     ]
     # The next part is read on the process's read lane while this one is tallied, as a chunk
     # reads its next batch (auditor.runs.lanes): the reads were a third of the calibration.
+    beat = time.monotonic()
     for _, (models, events_by_trace) in lanes.read_ahead(
         lanes.overlap_possible(), _part_input, parts
     ):
         for tid, events in events_by_trace.items():
             groups[vote_group(models.get(tid) or "", events)].add(events, keep=execute)
         del events_by_trace  # not held while the next part is awaited
+        if time.monotonic() - beat > HEARTBEAT_S:
+            # a long calibration (10⁶ traces: minutes) is not a dead start to the sweep,
+            # which would calibrate the run again beside it (`audit_run_calibrate`)
+            job_heartbeat(AuditRun.objects.filter(pk=run.pk))
+            beat = time.monotonic()
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:

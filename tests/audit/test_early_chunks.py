@@ -149,3 +149,20 @@ def test_a_run_with_no_loops_or_no_vrr_is_queued_whole(project, monkeypatch):
         audit_run_start(run_id=run.pk)
         assert queued.pop()["ids"] == sorted(run.items.values_list("trace_id", flat=True))
         assert queued == [] and AuditRun.objects.get(pk=run.pk).calibrated_at is not None
+
+
+def test_a_long_calibration_says_the_start_is_alive(mixed, monkeypatch):
+    """The sweep takes a run silent for TA_STALE_SECONDS for dead: a calibration of minutes
+    (10⁶ traces) beats as it goes, instead of being calibrated a second time beside itself."""
+    from auditor.runs import calibration
+
+    project, loops = mixed
+    monkeypatch.setattr(calibration, "HEARTBEAT_S", 0.0)
+    monkeypatch.setattr(calibration, "CALIBRATION_PART", 50)  # 164 loops: four parts
+    run = audit_run_create(project=project, environment="none", enqueue=False)
+    beats = []
+    real = calibration.job_heartbeat
+    monkeypatch.setattr(calibration, "job_heartbeat", lambda jobs: beats.append(real(jobs)))
+    queue_recorder(monkeypatch)
+    audit_run_start(run_id=run.pk)
+    assert beats == [1, 1, 1, 1]
