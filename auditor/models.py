@@ -5,7 +5,14 @@ are those they always had."""
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
 from auditor.exports.models import Export
 from auditor.llm.models import ModelCallRecord, RunModelUsage
-from auditor.runs.models import AuditItem, AuditResult, AuditRun, Calibration, SummaryFold
+from auditor.runs.models import (
+    AuditItem,
+    AuditResult,
+    AuditRun,
+    Calibration,
+    CalibrationPart,
+    SummaryFold,
+)
 
 __all__ = [
     "AnnotationItem",
@@ -14,6 +21,7 @@ __all__ = [
     "AuditResult",
     "AuditRun",
     "Calibration",
+    "CalibrationPart",
     "Export",
     "ModelCallRecord",
     "ResultOverride",

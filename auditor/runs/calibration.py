@@ -97,7 +97,7 @@ def _has_hidden_tests(events: list[dict]) -> bool:
     return bool(labels.get("hidden_tests"))
 
 
-class _Group:
+class Group:
     """One (model, verifier) group's calibration input, read a part of the run at a time: what
     the calibration reads of its vote observations and transitions (a `VoteTally`: distinct
     rows, loop shapes, a byte per transition), not its traces' events — at 10⁵ traces those
@@ -177,7 +177,15 @@ def run_calibrate(
     execute = bool(run.project.execute_code_candidates)
     if with_votes is None:
         with_votes = traces_with_votes(trace_ids)
-    groups: dict[tuple[str, str], _Group] = defaultdict(_Group)
+    store_calibrations(run, tally_groups(run, with_votes, execute=execute), execute=execute)
+
+
+def tally_groups(
+    run: AuditRun, with_votes: Sequence[int], *, execute: bool
+) -> dict[tuple[str, str], Group]:
+    """The loops ``with_votes`` read a part at a time and tallied per (model, verifier) group,
+    in order of first occurrence (their events kept instead, to ``execute`` candidates)."""
+    groups: dict[tuple[str, str], Group] = defaultdict(Group)
     parts = [
         with_votes[start : start + CALIBRATION_PART]
         for start in range(0, len(with_votes), CALIBRATION_PART)
@@ -196,6 +204,13 @@ def run_calibrate(
             # which would calibrate the run again beside it (`audit_run_calibrate`)
             job_heartbeat(AuditRun.objects.filter(pk=run.pk))
             beat = time.monotonic()
+    return groups
+
+
+def store_calibrations(
+    run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool
+) -> None:
+    """Each group's calibration (after executing its candidates, with ``execute``), stored."""
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:

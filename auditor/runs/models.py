@@ -176,6 +176,25 @@ class Calibration(models.Model):
         return f"{self.model or '-'} / {self.verifier or '-'}"
 
 
+class CalibrationPart(models.Model):
+    """One part of a run's loops tallied per calibration group, while the run's VRR calibration
+    is tallied in parallel (`auditor.runs.calibration_parts`); deleted once merged."""
+
+    run = models.ForeignKey(
+        AuditRun, on_delete=models.CASCADE, related_name="calibration_parts", db_index=False
+    )
+    index = models.PositiveIntegerField()
+    state = models.BinaryField()  # plain data: calibration_parts.store_part
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="calibration_part_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} calibration part {self.index}"
+
+
 class SummaryFold(models.Model):
     """A stored batch's results folded into the run summary's counts (`policies.run_fold`):
     the finished run's summary merges its folds in trace order instead of reading every result

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
-from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
@@ -23,7 +22,17 @@ from auditor.runs.calibration import (
     run_calibrate,
     traces_with_votes,
 )
-from auditor.runs.models import AuditItem, AuditRun
+from auditor.runs.calibration_parts import finish_parts, store_part
+from auditor.runs.models import AuditItem, AuditRun, CalibrationPart
+from auditor.runs.queueing import (
+    enqueue_calibrate,
+    enqueue_chunks,
+    enqueue_parts,
+    enqueue_tallies,
+    queue_later,
+    split_early,
+    tally_parts,
+)
 from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
 from policies import POLICIES, Auditor
@@ -131,51 +140,6 @@ def _enqueue_start(run_id: int) -> None:
     job_enqueue(start_run, run_id)
 
 
-def _enqueue_calibrate(run_id: int) -> None:
-    from auditor.runs.tasks import calibrate_run  # see _enqueue_start
-
-    job_enqueue(calibrate_run, run_id)
-
-
-#: With TA_AUDIT_CHUNK_TRACES = 0, a run is cut into about this many chunks, each of
-#: CHUNK_BOUNDS traces.
-CHUNKS_PER_RUN = 16
-CHUNK_BOUNDS = (100, 1000)
-
-
-def chunk_size(traces: int, *, model: bool = False) -> int:
-    """Traces per audit task: TA_AUDIT_CHUNK_TRACES, or by the run's size. A task's first read
-    and last write wait on the database (the read-ahead and the writer of auditor.runs.lanes
-    start and end with the task), so 100-trace tasks of two batches waited for half their I/O:
-    250-trace tasks ran a 4,000-trace audit 1.3x as fast (bench/audit.py, median of three
-    alternating rounds, 1 and 2 worker processes). Sixteen chunks still spread a run over
-    several worker processes, with a short tail when the last ones finish.
-
-    A run with a model keeps the smallest chunks: its traces wait seconds each on model calls,
-    and a task still running after the broker's visibility timeout (TA_VISIBILITY_TIMEOUT,
-    600 s) is delivered to a second worker, which would make the same paid calls again."""
-    fixed = django_settings.TA_AUDIT_CHUNK_TRACES
-    if fixed:
-        return int(fixed)
-    low, high = CHUNK_BOUNDS
-    if model:
-        return low
-    return min(high, max(low, -(-traces // CHUNKS_PER_RUN)))
-
-
-def _enqueue_chunks(run: AuditRun, trace_ids: Sequence[int], *, of: int = 0) -> int:
-    """Queue ``trace_ids`` in chunks sized for a run of ``of`` traces (default: these ones) —
-    a run queued in two parts has the chunks it would have had in one."""
-    # In the function: auditor.runs.tasks imports this module (see _enqueue_start).
-    from auditor.runs.tasks import audit_chunk
-
-    size = chunk_size(max(of, len(trace_ids)), model=bool(run.model_settings))
-    chunks = [list(trace_ids[i : i + size]) for i in range(0, len(trace_ids), size)]
-    for chunk in chunks:
-        audit_chunk.delay(run.pk, chunk)
-    return len(chunks)
-
-
 # --- starting --------------------------------------------------------------------------------
 
 
@@ -207,56 +171,49 @@ def audit_run_start(
     later: list[Sequence[int]] = [ids]
     if needs_calibration(run):
         votes = traces_with_votes(ids)
-        parts = None if inline else _segments(ids, votes)
-        if parts is not None:
+        tallies = [] if inline or run.project.execute_code_candidates else tally_parts(votes)
+        if tallies:
+            # the loops tallied in parallel, queued first (the loops' audit waits for them);
+            # the last part's task calibrates and queues the loops
+            transaction.on_commit(lambda: enqueue_tallies(run, tallies))
+        if not inline:
             # What no calibration touches is audited by the other worker processes while
             # this one calibrates: at 10⁵ traces the start took 15 s, the others idle.
-            early = [part for part, loops in parts if not loops]
-            later = [part for part, loops in parts if loops]
-            transaction.on_commit(lambda: _enqueue_parts(run, early, len(ids)))
+            early, later = split_early(ids, votes)
+            transaction.on_commit(lambda: enqueue_parts(run, early, len(ids)))
+        if tallies:
+            _prepared(run, t0)
+            return run
         run_calibrate(run, ids, with_votes=votes)
     # after the calibration is stored: the chunks audit traces with votes only from here on
     AuditRun.objects.filter(pk=run.pk).update(calibrated_at=timezone.now())
-    run.timings = {"prepare_s": round(time.perf_counter() - t0, 3)}
-    AuditRun.objects.filter(pk=run.pk).update(timings=run.timings)
+    _prepared(run, t0)
     if not ids:
         finish_if_complete(run.pk)
     elif inline:
         _audit_inline(run.pk, ids, progress)
     else:
-        transaction.on_commit(lambda: _enqueue_parts(run, later, len(ids)))
+        transaction.on_commit(lambda: enqueue_parts(run, later, len(ids)))
     run.refresh_from_db()
     return run
 
 
-#: At most this many runs of traces with and without votes for the start to queue those without
-#: first. Why a limit: a batch's summary fold covers a range of trace ids, and the run's folds
-#: merge only if their ranges do not interleave (auditor.runs.folds), so a chunk must not cross
-#: from one run to the next; where loops and other traces alternate (the bench's mix), that
-#: would mean tiny chunks, and everything is queued after the calibration instead.
-EARLY_SEGMENTS = 16
+def _prepared(run: AuditRun, t0: float) -> None:
+    run.timings = {"prepare_s": round(time.perf_counter() - t0, 3)}
+    AuditRun.objects.filter(pk=run.pk).update(timings=run.timings)
 
 
-def _segments(ids: Sequence[int], votes: Sequence[int]) -> list[tuple[array[int], bool]] | None:
-    """``ids`` cut into maximal runs of traces with votes and without (``(ids, has votes)``),
-    or None when there is nothing to queue early or more than EARLY_SEGMENTS runs."""
-    if not votes or len(votes) == len(ids):
-        return None
-    loops = set(votes)
-    out: list[tuple[array[int], bool]] = []
-    for i in ids:
-        flag = i in loops
-        if not out or out[-1][1] != flag:
-            if len(out) == EARLY_SEGMENTS:
-                return None
-            out.append((array("q"), flag))
-        out[-1][0].append(i)
-    return out
-
-
-def _enqueue_parts(run: AuditRun, parts: Sequence[Sequence[int]], total: int) -> None:
-    for part in parts:
-        _enqueue_chunks(run, part, of=total)
+def audit_run_tally_part(*, run_id: int, index: int, parts: int, trace_ids: list[int]) -> None:
+    """Tally one part of a run's loops; the task storing the last part calibrates the run and
+    queues the loops (`auditor.runs.calibration_parts`)."""
+    run = AuditRun.objects.select_related("project").filter(pk=run_id).first()
+    if run is None or run.status != AuditRun.Status.RUNNING or run.calibrated_at is not None:
+        return
+    store_part(run, index, trace_ids)
+    calibrated = finish_parts(run_id, parts)
+    if calibrated is not None:
+        items = calibrated.items.order_by("trace_id").values_list("trace_id", flat=True)
+        queue_later(calibrated, array("q", items.iterator(chunk_size=ID_PART)))
 
 
 def audit_run_calibrate(*, run_id: int) -> bool:
@@ -273,9 +230,10 @@ def audit_run_calibrate(*, run_id: int) -> bool:
     AuditRun.objects.filter(pk=run.pk, calibrated_at=None).update(
         calibrated_at=timezone.now(), heartbeat_at=timezone.now()
     )
+    CalibrationPart.objects.filter(run=run).delete()  # of a parallel tally that did not end
     pending = list(items.filter(status=AuditItem.Status.PENDING))
     if pending:
-        _enqueue_chunks(run, pending)
+        enqueue_chunks(run, pending)
     else:
         finish_if_complete(run.pk)
     return True
@@ -341,7 +299,7 @@ def audit_run_retry_errors(*, run: AuditRun) -> int:
             heartbeat_at=timezone.now(),
             traces_done=Greatest(F("traces_done") - n, 0),
         )
-        transaction.on_commit(lambda: _enqueue_chunks(run, ids))
+        transaction.on_commit(lambda: enqueue_chunks(run, ids))
     return len(ids)
 
 
@@ -359,14 +317,14 @@ def audit_runs_resume_stale(*, older_than: float | None = None) -> list[int]:
         ):
             continue  # another worker resumed it first
         if run.calibrated_at is None:  # its start died before the calibration was stored
-            _enqueue_calibrate(run.pk)
+            enqueue_calibrate(run.pk)
             resumed.append(run.pk)
             continue
         ids = list(
             run.items.filter(status=AuditItem.Status.PENDING).values_list("trace_id", flat=True)
         )
         if ids:
-            _enqueue_chunks(run, ids)
+            enqueue_chunks(run, ids)
         else:
             finish_if_complete(run.pk)
         resumed.append(run.pk)

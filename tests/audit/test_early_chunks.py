@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
-from auditor.runs import services
+from auditor.runs import queueing, services
 from auditor.runs.services import audit_run_create, audit_run_start, audit_runs_resume_stale
 from auditor.runs.work import audit_chunk_process
 from policies import POLICIES
@@ -62,7 +62,8 @@ def queue_recorder(monkeypatch) -> list[dict[str, Any]]:  # type: ignore[no-unty
         )
         return 1
 
-    monkeypatch.setattr(services, "_enqueue_chunks", record)
+    monkeypatch.setattr(queueing, "enqueue_chunks", record)
+    monkeypatch.setattr(services, "enqueue_chunks", record)
     return queued
 
 
@@ -92,7 +93,7 @@ def test_the_start_queues_what_no_calibration_touches_before_calibrating(mixed, 
 
 def test_where_loops_and_others_alternate_all_is_queued_after_the_calibration(mixed, monkeypatch):
     project, loops = mixed
-    monkeypatch.setattr(services, "EARLY_SEGMENTS", 1)
+    monkeypatch.setattr(queueing, "EARLY_SEGMENTS", 1)
     queued = queue_recorder(monkeypatch)
     run = audit_run_create(project=project, environment="none", enqueue=False)
     audit_run_start(run_id=run.pk)
@@ -123,7 +124,7 @@ def test_a_start_that_died_calibrating_is_calibrated_by_the_sweep(mixed, monkeyp
     assert AuditRun.objects.get(pk=run.pk).status == "running"
     # the sweep finds the run silent and uncalibrated: it calibrates, then queues what is left
     calibrate = []
-    monkeypatch.setattr(services, "_enqueue_calibrate", calibrate.append)
+    monkeypatch.setattr(services, "enqueue_calibrate", calibrate.append)
     AuditRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timezone.timedelta(1))
     assert audit_runs_resume_stale(older_than=60) == [run.pk]
     assert calibrate == [run.pk] and queued == []
@@ -166,3 +167,43 @@ def test_a_long_calibration_says_the_start_is_alive(mixed, monkeypatch):
     queue_recorder(monkeypatch)
     audit_run_start(run_id=run.pk)
     assert beats == [1, 1, 1, 1]
+
+
+def test_a_calibration_tallied_in_parallel_parts_is_the_whole_ones(mixed, monkeypatch):
+    """Parts of the loops tallied by separate tasks, in any order: the last one stores the
+    calibration the start would have made alone, marks the run and queues the loops."""
+    import pickle
+
+    from auditor.runs import calibration_parts
+    from auditor.runs.models import CalibrationPart
+
+    project, loops = mixed
+    reference = run_inline(project, environment="none")
+    want = list(Calibration.objects.filter(run=reference).values("model", "verifier", "params"))
+    monkeypatch.setattr(queueing, "PART_LOOPS", 40)  # 164 loops: four parts
+    queued = queue_recorder(monkeypatch)
+    tallies: list[list[int]] = []
+    monkeypatch.setattr(services, "enqueue_tallies", lambda run, parts: tallies.extend(parts))
+    run = audit_run_create(project=project, environment="none", enqueue=False)
+    audit_run_start(run_id=run.pk)
+    assert [len(p) for p in tallies] == [41, 41, 41, 41]
+    assert sorted(i for p in tallies for i in p) == sorted(loops)
+    assert [q["calibrated"] for q in queued] == [False]  # the pushback traces, at once
+    for index in (2, 0, 3):
+        services.audit_run_tally_part(run_id=run.pk, index=index, parts=4, trace_ids=tallies[index])
+        assert AuditRun.objects.get(pk=run.pk).calibrated_at is None and len(queued) == 1
+    services.audit_run_tally_part(run_id=run.pk, index=1, parts=4, trace_ids=tallies[1])
+    got = list(Calibration.objects.filter(run=run).values("model", "verifier", "params"))
+    assert got == want and not CalibrationPart.objects.filter(run=run).exists()
+    assert [(q["ids"], q["calibrated"]) for q in queued[1:]] == [(sorted(loops), True)]
+    # a part delivered again after the end stores nothing
+    services.audit_run_tally_part(run_id=run.pk, index=1, parts=4, trace_ids=tallies[1])
+    assert not CalibrationPart.objects.filter(run=run).exists() and len(queued) == 2
+    for q in queued:
+        audit_chunk_process(run_id=run.pk, trace_ids=q["ids"])
+    run.refresh_from_db()
+    assert (run.status, run.traces_done) == ("done", 364) and results(run) == results(reference)
+    # a stored part is plain data: one naming a callable is refused, not run
+    evil = pickle.dumps(print)
+    with pytest.raises(pickle.UnpicklingError):
+        calibration_parts._loads(evil)

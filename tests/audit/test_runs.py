@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
+from auditor.runs.queueing import chunk_size
 from auditor.runs.record_settings import SETTINGS_REF, full_record
 from auditor.runs.services import (
     AuditRejected,
     audit_run_create,
     audit_run_retry_errors,
     audit_run_start,
-    chunk_size,
     parse_set_options,
 )
 from auditor.runs.summary import audit_run_counts
