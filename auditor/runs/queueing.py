@@ -43,7 +43,7 @@ def chunk_size(traces: int, *, model: bool = False) -> int:
 def enqueue_chunks(run: AuditRun, trace_ids: Sequence[int], *, of: int = 0) -> int:
     """Queue ``trace_ids`` in chunks sized for a run of ``of`` traces (default: these ones) —
     a run queued in two parts has the chunks it would have had in one."""
-    from auditor.runs.tasks import audit_chunk
+    from auditor.runs.tasks import audit_chunk  # lazy: see the module docstring
 
     size = chunk_size(max(of, len(trace_ids)), model=bool(run.model_settings))
     chunks = [list(trace_ids[i : i + size]) for i in range(0, len(trace_ids), size)]
@@ -115,13 +115,13 @@ def tally_parts(votes: Sequence[int]) -> list[list[int]]:
 
 
 def enqueue_tallies(run: AuditRun, parts: Sequence[Sequence[int]]) -> None:
-    from auditor.runs.tasks import tally_calibration_part
+    from auditor.runs.tasks import tally_calibration_part  # lazy: see the module docstring
 
     for index, part in enumerate(parts):
         job_enqueue(tally_calibration_part, run.pk, index, len(parts), list(part))
 
 
 def enqueue_calibrate(run_id: int) -> None:
-    from auditor.runs.tasks import calibrate_run
+    from auditor.runs.tasks import calibrate_run  # lazy: see the module docstring
 
     job_enqueue(calibrate_run, run_id)

@@ -155,8 +155,9 @@ def audit_run_start(
     *, run_id: int, inline: bool = False, progress: Progress | None = None
 ) -> AuditRun | None:
     """Claim the run, create one item per trace, calibrate VRR, and queue the chunks (or, inline,
-    process them here, calling ``progress(done, total)`` after each batch). Idempotent: a
-    second call finds the run already claimed."""
+    process them here, calling ``progress(done, total)`` after each batch). With many loops the
+    calibration is tallied by parallel tasks instead, the last of which queues the loops
+    (`auditor.runs.calibration_parts`). Idempotent: a second call finds the run claimed."""
     if not job_claim(AuditRun, run_id):
         return None
     run = AuditRun.objects.select_related("project").get(pk=run_id)
