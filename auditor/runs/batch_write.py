@@ -20,7 +20,7 @@ commit, one round trip, and is always the last row a batch locks (no lock-order 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -96,16 +96,15 @@ def store_batch(
         "error_status": _Status.ERROR,
     }
     sql = _finish_sql()
-    try:
+
+    def write(store: Callable[[Sequence[dict[str, Any]]], None]) -> int:
         with transaction.atomic(), connection.cursor() as cur:
-            if rows:  # no savepoint: a conflict aborts the batch's transaction
-                copy_results(rows)
+            store(rows)
             cur.execute(sql, params)
             return int(cur.fetchone()[0])
+
+    try:
+        return write(copy_results)  # no savepoint: a conflict aborts the batch's transaction
     except IntegrityError:
-        pass
-    # A redelivered copy of this chunk stored some of these rows first: theirs are kept.
-    with transaction.atomic(), connection.cursor() as cur:
-        store_results(rows)
-        cur.execute(sql, params)
-        return int(cur.fetchone()[0])
+        # A redelivered copy of this chunk stored some of these rows first: theirs are kept.
+        return write(store_results)

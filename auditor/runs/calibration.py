@@ -41,22 +41,24 @@ NO_EXECUTION_LABELS = "no execution labels"
 
 def verifier_of(events: list[dict]) -> str:
     """The verifier named by a trace's first verification event ("" if none names one)."""
-    return vote_group("", events)[1]
+    group = vote_group("", events)
+    return group[1] if group is not None else ""
 
 
 def has_votes(events: list[dict]) -> bool:
     """Whether the trace holds a verification event: a verify-repair loop, which the run's
     calibration covers (`traces_with_votes` is the same test in SQL)."""
-    return any(ev.get("type") == "verification" for ev in events)
+    return vote_group("", events) is not None
 
 
-def vote_group(model: str, events: list[dict]) -> tuple[str, str]:
-    """The (model, verifier) calibration group of a trace with votes."""
+def vote_group(model: str, events: list[dict]) -> tuple[str, str] | None:
+    """The (model, verifier) calibration group of a trace with votes (verifier "" if its first
+    verification event names none); None for a trace without votes, which is in no group."""
     for ev in events:
         if ev.get("type") == "verification":
             v = ev.get("verifier")
             return model, v if isinstance(v, str) else ""
-    return model, ""
+    return None
 
 
 def needs_calibration(run: AuditRun) -> bool:
@@ -197,7 +199,9 @@ def tally_groups(
         lanes.overlap_possible(), _part_input, parts
     ):
         for tid, events in events_by_trace.items():
-            groups[vote_group(models.get(tid) or "", events)].add(events, keep=execute)
+            model = models.get(tid) or ""
+            # every trace here has votes (`traces_with_votes`): its group is never None
+            groups[vote_group(model, events) or (model, "")].add(events, keep=execute)
         del events_by_trace  # not held while the next part is awaited
         if time.monotonic() - beat > HEARTBEAT_S:
             # a long calibration (10⁶ traces: minutes) is not a dead start to the sweep,

@@ -207,32 +207,45 @@ def _prepared(run: AuditRun, t0: float) -> None:
 def audit_run_tally_part(*, run_id: int, index: int, parts: int, trace_ids: list[int]) -> None:
     """Tally one part of a run's loops; the task storing the last part calibrates the run and
     queues the loops (`auditor.runs.calibration_parts`)."""
-    run = AuditRun.objects.select_related("project").filter(pk=run_id).first()
-    if run is None or run.status != AuditRun.Status.RUNNING or run.calibrated_at is not None:
+    run = _uncalibrated(run_id)
+    if run is None:
         return
     store_part(run, index, trace_ids)
     calibrated = finish_parts(run_id, parts)
     if calibrated is not None:
-        items = calibrated.items.order_by("trace_id").values_list("trace_id", flat=True)
-        queue_later(calibrated, array("q", items.iterator(chunk_size=ID_PART)))
+        queue_later(calibrated, _item_ids(calibrated))
+
+
+def _uncalibrated(run_id: int) -> AuditRun | None:
+    """The run if it is running and its calibration is not stored yet, else None."""
+    run = AuditRun.objects.select_related("project").filter(pk=run_id).first()
+    if run is None or run.status != AuditRun.Status.RUNNING or run.calibrated_at is not None:
+        return None
+    return run
+
+
+def _item_ids(run: AuditRun) -> array[int]:
+    """The run's trace ids from its items, in trace order: the ids its start read."""
+    items = run.items.order_by("trace_id").values_list("trace_id", flat=True)
+    return array("q", items.iterator(chunk_size=ID_PART))
 
 
 def audit_run_calibrate(*, run_id: int) -> bool:
     """Calibrate a running run whose start died before its calibration was stored, then queue
     its pending traces (the sweep's repair: its chunks leave traces with votes pending until
     the run is calibrated). False if the run is not such a run (calibrated meanwhile)."""
-    run = AuditRun.objects.select_related("project").filter(pk=run_id).first()
-    if run is None or run.status != AuditRun.Status.RUNNING or run.calibrated_at is not None:
+    run = _uncalibrated(run_id)
+    if run is None:
         return False
-    items = run.items.order_by("trace_id").values_list("trace_id", flat=True)
-    ids = array("q", items.iterator(chunk_size=ID_PART))
     if needs_calibration(run):
-        run_calibrate(run, ids)
+        run_calibrate(run, _item_ids(run))
     AuditRun.objects.filter(pk=run.pk, calibrated_at=None).update(
         calibrated_at=timezone.now(), heartbeat_at=timezone.now()
     )
     CalibrationPart.objects.filter(run=run).delete()  # of a parallel tally that did not end
-    pending = list(items.filter(status=AuditItem.Status.PENDING))
+    pending = list(
+        run.items.filter(status=AuditItem.Status.PENDING).values_list("trace_id", flat=True)
+    )
     if pending:
         enqueue_chunks(run, pending)
     else:

@@ -114,6 +114,8 @@ def copy_results(rows: Sequence[dict[str, Any]]) -> None:
     """Insert the rows with one COPY (PostgreSQL). A row already stored raises IntegrityError
     and leaves the transaction aborted: the caller rolls back to where it can retry (a
     savepoint in `store_results`, the batch's whole transaction in `auditor.runs.batch_write`)."""
+    if not rows:
+        return
     now = timezone.now()
     table = connection.ops.quote_name(AuditResult._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(c) for c in COLUMNS)

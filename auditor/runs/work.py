@@ -98,7 +98,7 @@ class AuditorCache:
         see `with_env_name`), and for a trace with votes, its calibration group (its model and
         verifier). A trace without votes is in no group: the run's own settings."""
         env_kind = self._env_kind(env_name)
-        group = vote_group(model, events) if self.cals and has_votes(events) else None
+        group = vote_group(model, events) if self.cals else None
         key = (env_kind, group if group in self.cals else None)
         auditor = self.cache.get(key)
         if auditor is None:

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs import queueing, services
+from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.services import audit_run_create, audit_run_start, audit_runs_resume_stale
 from auditor.runs.work import audit_chunk_process
 from policies import POLICIES
@@ -20,16 +21,7 @@ from traces.models import Trace
 # transactional: the start's queueing happens at its commits, as in a worker
 pytestmark = pytest.mark.django_db(transaction=True)
 
-FIELDS = (
-    "applied",
-    "actor_success",
-    "guarded_success",
-    "transition",
-    "continuation",
-    "record",
-    "guarded_from",
-    "guarded_trajectory",
-)
+FIELDS = (*DECISION_FIELDS, "guarded_from", "guarded_trajectory")
 
 
 def results(run: AuditRun) -> dict[tuple[int, str], tuple]:
