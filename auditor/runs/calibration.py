@@ -171,15 +171,21 @@ def _part_input(part: Sequence[int]) -> tuple[dict[int, str], dict[int, list[dic
 
 
 def run_calibrate(
-    run: AuditRun, trace_ids: Sequence[int], *, with_votes: Sequence[int] | None = None
+    run: AuditRun,
+    trace_ids: Sequence[int],
+    *,
+    with_votes: Sequence[int] | None = None,
+    inputs: str = "",
 ) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
     verification votes (SPEC §5.3 calibration; ``with_votes``: those traces, if the caller
-    found them already), after executing code candidates when the project says so."""
+    found them already), after executing code candidates when the project says so. ``inputs``:
+    the key the rows are stored under for later runs (`auditor.runs.calibration_cache`)."""
     execute = bool(run.project.execute_code_candidates)
     if with_votes is None:
         with_votes = traces_with_votes(trace_ids)
-    store_calibrations(run, tally_groups(run, with_votes, execute=execute), execute=execute)
+    groups = tally_groups(run, with_votes, execute=execute)
+    store_calibrations(run, groups, execute=execute, inputs=inputs)
 
 
 def tally_groups(
@@ -212,9 +218,10 @@ def tally_groups(
 
 
 def store_calibrations(
-    run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool
+    run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool, inputs: str = ""
 ) -> None:
-    """Each group's calibration (after executing its candidates, with ``execute``), stored."""
+    """Each group's calibration (after executing its candidates, with ``execute``), stored
+    under the key of its ``inputs``."""
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:
@@ -239,5 +246,10 @@ def store_calibrations(
             run=run,
             model=model,
             verifier=verifier,
-            defaults={"traces": group.traces, "observations": cal.n_observations, "params": params},
+            defaults={
+                "traces": group.traces,
+                "observations": cal.n_observations,
+                "params": params,
+                "inputs": inputs,
+            },
         )

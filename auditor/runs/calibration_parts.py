@@ -41,10 +41,11 @@ def store_part(run: AuditRun, index: int, trace_ids: Sequence[int]) -> None:
     )
 
 
-def finish_parts(run_id: int, parts: int) -> AuditRun | None:
+def finish_parts(run_id: int, parts: int, inputs: str = "") -> AuditRun | None:
     """If all ``parts`` are stored and the run is not calibrated yet: merge them in order,
     store the calibrations, mark the run calibrated and drop the parts — under the run's row
-    lock, so of two tasks storing the last parts at once one calibrates. The run if it did."""
+    lock, so of two tasks storing the last parts at once one calibrates. The run if it did.
+    ``inputs``: the calibration's key for later runs (`auditor.runs.calibration_cache`)."""
     from policies.vrr_calibration import VoteTally  # numpy: see auditor.runs.calibration
 
     with transaction.atomic():
@@ -61,7 +62,7 @@ def finish_parts(run_id: int, parts: int) -> AuditRun | None:
                 group.tally.merge(VoteTally.from_state(tally))
                 group.traces += traces
                 group.hidden_tests = group.hidden_tests or hidden
-        store_calibrations(run, groups, execute=False)
+        store_calibrations(run, groups, execute=False, inputs=inputs)
         AuditRun.objects.filter(pk=run.pk).update(calibrated_at=timezone.now())
         stored.delete()
     return run

@@ -165,6 +165,8 @@ class Calibration(models.Model):
     traces = models.PositiveIntegerField()
     observations = models.PositiveIntegerField()
     params = models.JSONField(help_text="rho0, rho1, alpha, beta, prior, J and intervals")
+    # What it was computed from (auditor.runs.calibration_cache), "" if it may not be reused.
+    inputs = models.CharField(max_length=64, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -114,11 +114,11 @@ def tally_parts(votes: Sequence[int]) -> list[list[int]]:
     return [list(votes[i : i + size]) for i in range(0, len(votes), size)]
 
 
-def enqueue_tallies(run: AuditRun, parts: Sequence[Sequence[int]]) -> None:
+def enqueue_tallies(run: AuditRun, parts: Sequence[Sequence[int]], inputs: str) -> None:
     from auditor.runs.tasks import tally_calibration_part  # lazy: see the module docstring
 
     for index, part in enumerate(parts):
-        job_enqueue(tally_calibration_part, run.pk, index, len(parts), list(part))
+        job_enqueue(tally_calibration_part, run.pk, index, len(parts), list(part), inputs)
 
 
 def enqueue_calibrate(run_id: int) -> None:

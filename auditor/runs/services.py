@@ -22,6 +22,7 @@ from auditor.runs.calibration import (
     run_calibrate,
     traces_with_votes,
 )
+from auditor.runs.calibration_cache import calibration_inputs, reuse_calibration
 from auditor.runs.calibration_parts import finish_parts, store_part
 from auditor.runs.models import AuditItem, AuditRun, CalibrationPart
 from auditor.runs.queueing import (
@@ -170,25 +171,20 @@ def audit_run_start(
     _create_items(run, ids)
     AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
     later: list[Sequence[int]] = [ids]
+    reused = None
     if needs_calibration(run):
         votes = traces_with_votes(ids)
-        tallies = [] if inline or run.project.execute_code_candidates else tally_parts(votes)
-        if tallies:
-            # the loops tallied in parallel, queued first (the loops' audit waits for them);
-            # the last part's task calibrates and queues the loops
-            transaction.on_commit(lambda: enqueue_tallies(run, tallies))
-        if not inline:
-            # What no calibration touches is audited by the other worker processes while
-            # this one calibrates: at 10⁵ traces the start took 15 s, the others idle.
-            early, later = split_early(ids, votes)
-            transaction.on_commit(lambda: enqueue_parts(run, early, len(ids)))
-        if tallies:
-            _prepared(run, t0)
-            return run
-        run_calibrate(run, ids, with_votes=votes)
+        inputs = calibration_inputs(run, votes)
+        reused = reuse_calibration(run, inputs)  # an earlier run's, of the same loops
+        if reused is None:
+            after = _calibrate(run, ids, votes, inputs, inline=inline)
+            if after is None:  # tallied in parallel: the last part's task queues the loops
+                _prepared(run, t0)
+                return run
+            later = after
     # after the calibration is stored: the chunks audit traces with votes only from here on
     AuditRun.objects.filter(pk=run.pk).update(calibrated_at=timezone.now())
-    _prepared(run, t0)
+    _prepared(run, t0, calibration_from=reused)
     if not ids:
         finish_if_complete(run.pk)
     elif inline:
@@ -199,19 +195,44 @@ def audit_run_start(
     return run
 
 
-def _prepared(run: AuditRun, t0: float) -> None:
+def _calibrate(
+    run: AuditRun, ids: Sequence[int], votes: Sequence[int], inputs: str, *, inline: bool
+) -> list[Sequence[int]] | None:
+    """Calibrate the run's loops in this process and return the parts of ``ids`` left to queue;
+    or queue the loops' tallies in parallel parts, whose last task calibrates and queues the
+    loops (None). Not inline, the traces no calibration touches are queued first, for the other
+    worker processes: at 10⁵ traces the start took 15 s, the others idle."""
+    tallies = [] if inline or run.project.execute_code_candidates else tally_parts(votes)
+    if tallies:
+        # queued first: the loops' audit waits for them
+        transaction.on_commit(lambda: enqueue_tallies(run, tallies, inputs))
+    later: list[Sequence[int]] = [ids]
+    if not inline:
+        early, later = split_early(ids, votes)
+        transaction.on_commit(lambda: enqueue_parts(run, early, len(ids)))
+    if tallies:
+        return None
+    run_calibrate(run, ids, with_votes=votes, inputs=inputs)
+    return later
+
+
+def _prepared(run: AuditRun, t0: float, *, calibration_from: int | None = None) -> None:
     run.timings = {"prepare_s": round(time.perf_counter() - t0, 3)}
+    if calibration_from is not None:  # the run whose calibration was copied (calibration_cache)
+        run.timings["calibration_from"] = calibration_from
     AuditRun.objects.filter(pk=run.pk).update(timings=run.timings)
 
 
-def audit_run_tally_part(*, run_id: int, index: int, parts: int, trace_ids: list[int]) -> None:
+def audit_run_tally_part(
+    *, run_id: int, index: int, parts: int, trace_ids: list[int], inputs: str = ""
+) -> None:
     """Tally one part of a run's loops; the task storing the last part calibrates the run and
     queues the loops (`auditor.runs.calibration_parts`)."""
     run = _uncalibrated(run_id)
     if run is None:
         return
     store_part(run, index, trace_ids)
-    calibrated = finish_parts(run_id, parts)
+    calibrated = finish_parts(run_id, parts, inputs)
     if calibrated is not None:
         queue_later(calibrated, _item_ids(calibrated))
 
@@ -238,7 +259,10 @@ def audit_run_calibrate(*, run_id: int) -> bool:
     if run is None:
         return False
     if needs_calibration(run):
-        run_calibrate(run, _item_ids(run))
+        votes = traces_with_votes(_item_ids(run))
+        inputs = calibration_inputs(run, votes)
+        if reuse_calibration(run, inputs) is None:
+            run_calibrate(run, (), with_votes=votes, inputs=inputs)
     AuditRun.objects.filter(pk=run.pk, calibrated_at=None).update(
         calibrated_at=timezone.now(), heartbeat_at=timezone.now()
     )

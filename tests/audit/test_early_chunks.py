@@ -24,6 +24,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 FIELDS = (*DECISION_FIELDS, "guarded_from", "guarded_trajectory")
 
 
+@pytest.fixture(autouse=True)
+def calibrating(settings):  # type: ignore[no-untyped-def]
+    """Every run here calibrates: these tests are about a start that calibrates, and the
+    reference run most of them make first would otherwise hand the second its calibration
+    (auditor.runs.calibration_cache; tests/audit/test_calibration_reuse.py)."""
+    settings.TA_CALIBRATION_REUSE = False
+
+
 def results(run: AuditRun) -> dict[tuple[int, str], tuple]:
     rows = AuditResult.objects.filter(run=run).values("trace_id", "policy", *FIELDS)
     return {(r["trace_id"], r["policy"]): tuple(r[f] for f in FIELDS) for r in rows}
@@ -175,7 +183,9 @@ def test_a_calibration_tallied_in_parallel_parts_is_the_whole_ones(mixed, monkey
     monkeypatch.setattr(queueing, "PART_LOOPS", 40)  # 164 loops: four parts
     queued = queue_recorder(monkeypatch)
     tallies: list[list[int]] = []
-    monkeypatch.setattr(services, "enqueue_tallies", lambda run, parts: tallies.extend(parts))
+    monkeypatch.setattr(
+        services, "enqueue_tallies", lambda run, parts, inputs: tallies.extend(parts)
+    )
     run = audit_run_create(project=project, environment="none", enqueue=False)
     audit_run_start(run_id=run.pk)
     assert [len(p) for p in tallies] == [41, 41, 41, 41]
