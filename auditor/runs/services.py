@@ -164,12 +164,7 @@ def audit_run_start(
     run = AuditRun.objects.select_related("project").get(pk=run_id)
     t0 = time.perf_counter()
     analyze_if_never_analyzed()
-    # 8 bytes an id, read 10,000 at a time: as a list of ints, 10⁵ ids were 3.6 MB held through
-    # the start and 10 MB more while read (issue 17)
-    traces = run_traces(run).order_by("id").values_list("id", flat=True)
-    ids = array("q", traces.iterator(chunk_size=ID_PART))
-    _create_items(run, ids)
-    AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
+    ids = _make_items(run)
     later: list[Sequence[int]] = [ids]
     reused = None
     if needs_calibration(run):
@@ -193,6 +188,21 @@ def audit_run_start(
         transaction.on_commit(lambda: enqueue_parts(run, later, len(ids)))
     run.refresh_from_db()
     return run
+
+
+def _make_items(run: AuditRun) -> array[int]:
+    """The run's trace ids, with one pending item each and the run's total: all in one
+    transaction, so a start that dies on the way leaves no items at all, and the sweep's
+    repair (`audit_run_calibrate`) makes them again — not a part, which it would have audited
+    as the whole run."""
+    # 8 bytes an id, read 10,000 at a time: as a list of ints, 10⁵ ids were 3.6 MB held through
+    # the start and 10 MB more while read (issue 17)
+    traces = run_traces(run).order_by("id").values_list("id", flat=True)
+    ids = array("q", traces.iterator(chunk_size=ID_PART))
+    with transaction.atomic():
+        _create_items(run, ids)
+        AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
+    return ids
 
 
 def _calibrate(
@@ -252,14 +262,17 @@ def _item_ids(run: AuditRun) -> array[int]:
 
 
 def audit_run_calibrate(*, run_id: int) -> bool:
-    """Calibrate a running run whose start died before its calibration was stored, then queue
-    its pending traces (the sweep's repair: its chunks leave traces with votes pending until
-    the run is calibrated). False if the run is not such a run (calibrated meanwhile)."""
+    """Calibrate a running run whose start died before its calibration was stored (making its
+    items first if the start died before those), then queue its pending traces (the sweep's
+    repair: its chunks leave traces with votes pending until the run is calibrated). False if
+    the run is not such a run (calibrated meanwhile)."""
     run = _uncalibrated(run_id)
     if run is None:
         return False
+    # its items are made all at once (`_make_items`): none means the start died before
+    ids = _item_ids(run) or _make_items(run)
     if needs_calibration(run):
-        votes = traces_with_votes(_item_ids(run))
+        votes = traces_with_votes(ids)
         inputs = calibration_inputs(run, votes)
         if reuse_calibration(run, inputs) is None:
             run_calibrate(run, (), with_votes=votes, inputs=inputs)

@@ -140,6 +140,37 @@ def test_a_start_that_died_calibrating_is_calibrated_by_the_sweep(mixed, monkeyp
     assert not AuditItem.objects.filter(run=run, status="pending").exists()
 
 
+def test_a_start_that_died_making_its_items_leaves_none_and_the_sweep_makes_them(
+    mixed, monkeypatch
+):
+    """Items are made in one transaction: a start killed half-way leaves none (not a part,
+    which the repair would have audited as the whole run), and the repair makes them all."""
+    project, loops = mixed
+    reference = run_inline(project, environment="none")
+    real = services._create_items
+
+    def half_then_dies(run, ids):  # type: ignore[no-untyped-def]
+        real(run, ids[: len(ids) // 2])
+        assert run.items.count() == len(ids) // 2
+        raise RuntimeError("worker killed")
+
+    monkeypatch.setattr(services, "_create_items", half_then_dies)
+    run = audit_run_create(project=project, environment="none", enqueue=False)
+    with pytest.raises(RuntimeError):
+        audit_run_start(run_id=run.pk)
+    monkeypatch.undo()
+    assert not run.items.exists() and AuditRun.objects.get(pk=run.pk).traces_total == 0
+    queued = queue_recorder(monkeypatch)
+    assert services.audit_run_calibrate(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.traces_total == 364 and run.items.filter(status="pending").count() == 364
+    for q in queued:
+        audit_chunk_process(run_id=run.pk, trace_ids=q["ids"])
+    run.refresh_from_db()
+    assert (run.status, run.traces_done, run.error_count) == ("done", 364, 0)
+    assert results(run) == results(reference)
+
+
 def test_a_run_with_no_loops_or_no_vrr_is_queued_whole(project, monkeypatch):
     ingest_file(project, SYCON)
     queued = queue_recorder(monkeypatch)
