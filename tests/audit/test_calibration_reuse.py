@@ -53,6 +53,20 @@ def test_a_run_of_the_same_loops_copies_the_calibration_and_decides_the_same(pro
     assert reused_from(run_inline(project, environment="none", policies=["vrr"])) == second.pk
 
 
+def test_the_run_page_says_where_a_copied_calibration_comes_from(client, alice, project):
+    from django.urls import reverse
+
+    ingest_file(project, LDB)
+    first = run_inline(project, environment="none", policies=["vrr"])
+    second = run_inline(project, environment="none", policies=["vrr"])
+    client.force_login(alice)
+    own = client.get(reverse("auditor:run", args=[first.pk])).content.decode()
+    copied = client.get(reverse("auditor:run", args=[second.pk])).content.decode()
+    assert 'id="calibrations"' in own and 'id="calibration-from"' not in own
+    link = f'href="{reverse("auditor:run", args=[first.pk])}">run #{first.pk}</a>'
+    assert 'id="calibration-from"' in copied and link in copied
+
+
 def test_other_loops_another_bootstrap_or_other_code_calibrate_anew(
     project, settings, monkeypatch, tmp_path
 ):
