@@ -16,6 +16,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from auditor.llm.settings import check_judge_and_model, normalise_judge
+from auditor.runs import lanes
 from auditor.runs.calibration import (
     ID_PART,
     needs_calibration,
@@ -164,11 +165,18 @@ def audit_run_start(
     run = AuditRun.objects.select_related("project").get(pk=run_id)
     t0 = time.perf_counter()
     analyze_if_never_analyzed()
-    ids = _make_items(run)
+    ids = _run_ids(run)
+    # The loops are found on the read lane while the items are made here: both wait on
+    # PostgreSQL (at 10⁵ traces 1.2–1.8 s and 1.0–2.1 s of the start's serial time).
+    threaded = lanes.overlap_possible()
+    finding = (
+        lanes.submit("read", threaded, traces_with_votes, ids) if needs_calibration(run) else None
+    )
+    _store_items(run, ids)
     later: list[Sequence[int]] = [ids]
     reused = None
-    if needs_calibration(run):
-        votes = traces_with_votes(ids)
+    if finding is not None:
+        votes = finding.result()
         inputs = calibration_inputs(run, votes)
         reused = reuse_calibration(run, inputs)  # an earlier run's, of the same loops
         if reused is None:
@@ -190,19 +198,20 @@ def audit_run_start(
     return run
 
 
-def _make_items(run: AuditRun) -> array[int]:
-    """The run's trace ids, with one pending item each and the run's total: all in one
-    transaction, so a start that dies on the way leaves no items at all, and the sweep's
-    repair (`audit_run_calibrate`) makes them again — not a part, which it would have audited
-    as the whole run."""
-    # 8 bytes an id, read 10,000 at a time: as a list of ints, 10⁵ ids were 3.6 MB held through
-    # the start and 10 MB more while read (issue 17)
+def _run_ids(run: AuditRun) -> array[int]:
+    """The run's trace ids, in order. 8 bytes an id, read 10,000 at a time: as a list of
+    ints, 10⁵ ids were 3.6 MB held through the start and 10 MB more while read (issue 17)."""
     traces = run_traces(run).order_by("id").values_list("id", flat=True)
-    ids = array("q", traces.iterator(chunk_size=ID_PART))
+    return array("q", traces.iterator(chunk_size=ID_PART))
+
+
+def _store_items(run: AuditRun, ids: Sequence[int]) -> None:
+    """One pending item per trace id and the run's total, in one transaction: a start that
+    dies on the way leaves no items at all, and the sweep's repair (`audit_run_calibrate`)
+    makes them again — not a part, which it would have audited as the whole run."""
     with transaction.atomic():
         _create_items(run, ids)
         AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
-    return ids
 
 
 def _calibrate(
@@ -269,8 +278,11 @@ def audit_run_calibrate(*, run_id: int) -> bool:
     run = _uncalibrated(run_id)
     if run is None:
         return False
-    # its items are made all at once (`_make_items`): none means the start died before
-    ids = _item_ids(run) or _make_items(run)
+    # its items are made all at once (`_store_items`): none means the start died before
+    ids = _item_ids(run)
+    if not ids:
+        ids = _run_ids(run)
+        _store_items(run, ids)
     if needs_calibration(run):
         votes = traces_with_votes(ids)
         inputs = calibration_inputs(run, votes)
