@@ -1,7 +1,7 @@
 """A run's VRR calibration taken from an earlier run of the same inputs (issue 17: "calibrations
 … cached across runs by their inputs"). Re-auditing a project — another policy subset, another
-judge, after annotating — calibrated the same loops again: at 4,000 bench traces a tenth of a
-one-process run, at 10⁵ seconds of serial start and a worker-minute of parallel tallies.
+judge, after annotating — calibrated the same loops again: at 4,000 bench traces 0.6–1.0 s
+of a one-process run's start, while nothing else is audited (0.2–0.4 s copying; README).
 
 What a calibration is computed from, all of it in the key (`calibration_inputs`):
 - the run's traces with verification votes, by id and in order. A trace is immutable once its
