@@ -8,28 +8,22 @@ from typing import Any
 
 import pytest
 
-from auditor.models import AuditResult, AuditRun, Calibration
+from auditor.models import AuditRun, Calibration
 from auditor.runs import calibration_cache, queueing, services
 from auditor.runs.calibration_cache import calibration_inputs, code_digest
-from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.audit.test_early_chunks import results
 from tests.audit.test_runs import LDB, ingest_file, run_inline
 
 pytestmark = pytest.mark.django_db
 
 CALIBRATION = ("model", "verifier", "traces", "observations", "params")
-FIELDS = (*DECISION_FIELDS, "guarded_from", "guarded_trajectory")
 
 
 def calibrations(run: AuditRun) -> list[dict[str, Any]]:
     return list(
         Calibration.objects.filter(run=run).order_by("model", "verifier").values(*CALIBRATION)
     )
-
-
-def results(run: AuditRun) -> dict[tuple[int, str], tuple]:
-    rows = AuditResult.objects.filter(run=run).values("trace_id", "policy", *FIELDS)
-    return {(r["trace_id"], r["policy"]): tuple(r[f] for f in FIELDS) for r in rows}
 
 
 def reused_from(run: AuditRun) -> int | None:

@@ -67,6 +67,17 @@ def queue_recorder(monkeypatch) -> list[dict[str, Any]]:  # type: ignore[no-unty
     return queued
 
 
+def start_killed_in(monkeypatch, project, name: str, dying) -> AuditRun:  # type: ignore[no-untyped-def]
+    """A run whose start died in ``services.<name>``, replaced by ``dying`` (which raises, as a
+    killed worker stops); every patch is undone after it."""
+    monkeypatch.setattr(services, name, dying)
+    run = audit_run_create(project=project, environment="none", enqueue=False)
+    with pytest.raises(RuntimeError, match="worker killed"):
+        audit_run_start(run_id=run.pk)
+    monkeypatch.undo()
+    return run
+
+
 def test_the_start_queues_what_no_calibration_touches_before_calibrating(mixed, monkeypatch):
     project, loops = mixed
     reference = run_inline(project, environment="none")
@@ -109,11 +120,7 @@ def test_a_start_that_died_calibrating_is_calibrated_by_the_sweep(mixed, monkeyp
     def dies(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("worker killed")
 
-    monkeypatch.setattr(services, "run_calibrate", dies)
-    run = audit_run_create(project=project, environment="none", enqueue=False)
-    with pytest.raises(RuntimeError):
-        audit_run_start(run_id=run.pk)
-    monkeypatch.undo()
+    run = start_killed_in(monkeypatch, project, "run_calibrate", dies)
     queued = queue_recorder(monkeypatch)
     # every trace handed to a chunk — as the sweep would before this repair: the loops must
     # not be audited without their calibration, so they stay pending
@@ -154,11 +161,7 @@ def test_a_start_that_died_making_its_items_leaves_none_and_the_sweep_makes_them
         assert run.items.count() == len(ids) // 2
         raise RuntimeError("worker killed")
 
-    monkeypatch.setattr(services, "_create_items", half_then_dies)
-    run = audit_run_create(project=project, environment="none", enqueue=False)
-    with pytest.raises(RuntimeError):
-        audit_run_start(run_id=run.pk)
-    monkeypatch.undo()
+    run = start_killed_in(monkeypatch, project, "_create_items", half_then_dies)
     assert not run.items.exists() and AuditRun.objects.get(pk=run.pk).traces_total == 0
     queued = queue_recorder(monkeypatch)
     assert services.audit_run_calibrate(run_id=run.pk)
