@@ -179,7 +179,7 @@ else:
     }
 
 # --- Audit runs -----------------------------------------------------------------------------
-# Traces per audit task; 0: by the run's size (auditor.runs.services.chunk_size).
+# Traces per audit task; 0: by the run's size (auditor.runs.queueing.chunk_size).
 TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 0, minimum=0)
 # Read and write an audit's batches on two threads beside the auditing (auditor.runs.lanes):
 # two more database connections per worker process; off, a chunk does all in one thread.

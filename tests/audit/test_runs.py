@@ -251,14 +251,15 @@ def test_the_cli_counts_list_policies_in_the_runs_order(project):
 
 
 def test_a_runs_chunks_grow_with_it_unless_a_size_is_set(settings):
-    """Sixteen chunks per run, of 100 to 1,000 traces (a chunk's first read and last write are
+    """Sixteen chunks per run, of 250 to 1,000 traces (a chunk's first read and last write are
     not overlapped with auditing, so small chunks wait on the database), 100 with a model; a
     set size wins."""
     settings.TA_AUDIT_CHUNK_TRACES = 0
-    assert [chunk_size(n) for n in (1, 164, 1600, 4000, 16_000, 100_000)] == [
-        100, 100, 100, 250, 1000, 1000,
+    assert [chunk_size(n) for n in (1, 164, 1600, 4000, 8000, 16_000, 100_000)] == [
+        250, 250, 250, 250, 500, 1000, 1000,
     ]  # fmt: skip
     # with a model, traces wait on calls: a long task would be redelivered and call again
     assert chunk_size(100_000, model=True) == 100
+    assert chunk_size(164, model=True) == 100
     settings.TA_AUDIT_CHUNK_TRACES = 4
     assert chunk_size(4000) == 4 and chunk_size(4000, model=True) == 4
