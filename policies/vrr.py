@@ -327,11 +327,54 @@ def _usable_draws(samples: Sequence[VrrParams]) -> list[VrrParams]:
     return usable
 
 
+def _agreeing(
+    rounds: Sequence[Round], params: VrrParams, usable: Sequence[VrrParams], tau: float
+) -> int:
+    """How many of the ``usable`` draws give the point estimate's stop round."""
+    point = first_stop(rounds, params, tau)
+    return sum(1 for s in usable if first_stop(rounds, s, tau) == point)
+
+
+class SignMemo:
+    """`_agreeing` by a loop's rounds as `first_stop` reads them — (votes, accepts) each —
+    for one (params, samples, tau); used with others it starts over. The check runs
+    `first_stop` once per bootstrap draw (200 by default) and was nine tenths of VRR's time on
+    real loops, which repeat few patterns: the 664 LDB loops of ../shared/data have 25. A
+    `VrrPolicy` keeps one; at most ``limit`` patterns are kept (the first ones met)."""
+
+    __slots__ = ("_key", "_agree", "limit")
+
+    def __init__(self, limit: int = 65_536) -> None:
+        self._key: tuple[object, object, float] | None = None
+        self._agree: dict[tuple[tuple[int, int], ...], int] = {}
+        self.limit = limit
+
+    def agreeing(
+        self,
+        rounds: Sequence[Round],
+        params: VrrParams,
+        samples: Sequence[VrrParams],
+        usable: Sequence[VrrParams],
+        tau: float,
+    ) -> int:
+        key = self._key
+        if key is None or key[0] is not params or key[1] is not samples or key[2] != tau:
+            self._key, self._agree = (params, samples, tau), {}
+        pattern = tuple((r.votes, r.accepts) for r in rounds)
+        agree = self._agree.get(pattern)
+        if agree is None:
+            agree = _agreeing(rounds, params, usable, tau)
+            if len(self._agree) < self.limit:
+                self._agree[pattern] = agree
+        return agree
+
+
 def sign_identifiable(
     rounds: Sequence[Round],
     params: VrrParams,
     samples: Sequence[VrrParams],
     settings: VrrSettings,
+    memo: SignMemo | None = None,
 ) -> tuple[bool, str, float | None]:
     """Sign-identifiability check (§2.2, §2.3): the stop decision rests on the signs of Gₖ, so
     it is trusted only if J ≥ ``j_min`` and the bootstrap draws give the point estimate's stop
@@ -341,8 +384,10 @@ def sign_identifiable(
     usable = _usable_draws(samples)  # a draw may miss a parameter
     if not usable:
         return True, "no usable bootstrap draws: J check only", None
-    point = first_stop(rounds, params, settings.tau)
-    agree = sum(1 for s in usable if first_stop(rounds, s, settings.tau) == point)
+    if memo is None:
+        agree = _agreeing(rounds, params, usable, settings.tau)
+    else:
+        agree = memo.agreeing(rounds, params, samples, usable, settings.tau)
     agreement = agree / len(usable)
     if agreement < settings.sign_stability:
         return False, f"gain sign unstable: {agreement:.2f} of bootstrap draws agree", agreement

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from .vrr import (
     Round,
+    SignMemo,
     StopResult,
     VrrParams,
     VrrSettings,
@@ -37,7 +38,10 @@ class RuleChoice(NamedTuple):
 
 
 def choose_rule(
-    rounds: Sequence[Round], params: VrrParams | None, settings: VrrSettings
+    rounds: Sequence[Round],
+    params: VrrParams | None,
+    settings: VrrSettings,
+    sign_memo: SignMemo | None = None,
 ) -> RuleChoice:
     """Which rule heads the loop, and why.
 
@@ -80,7 +84,7 @@ def choose_rule(
     assert params is not None
     if settings.mode == "stop":
         return RuleChoice("stop", "stop forced by settings", None, stop)
-    ok, reason, agreement = sign_identifiable(rounds, params, settings.samples, settings)
+    ok, reason, agreement = sign_identifiable(rounds, params, settings.samples, settings, sign_memo)
     return RuleChoice("stop" if ok else "guard", reason, agreement, stop)
 
 
@@ -119,18 +123,22 @@ class VrrDecision:
 
 
 def vrr_decide(
-    rounds: Sequence[Round], settings: VrrSettings, settings_dict: dict[str, Any] | None = None
+    rounds: Sequence[Round],
+    settings: VrrSettings,
+    settings_dict: dict[str, Any] | None = None,
+    sign_memo: SignMemo | None = None,
 ) -> VrrDecision:
     """The headline rule for this loop and the round it ships (see module docstring).
     ``settings_dict``: ``settings.to_dict()`` when the caller keeps it (a policy deciding many
-    loops under one settings object: the conversion costs more than a short loop's rule)."""
+    loops under one settings object: the conversion costs more than a short loop's rule);
+    ``sign_memo``: the caller's memo of sign checks (`policies.vrr.SignMemo`), likewise."""
     sd = settings_dict if settings_dict is not None else settings.to_dict()
     n = len(rounds)
     if n == 0:
         return VrrDecision("none", NO_ROUNDS, 0, None, None, NO_ROUNDS, settings=sd)
     actor_round = n - 1
     guard_round, incumbents, margins = guard_rule(rounds, settings)
-    mode, reason, agreement, result = choose_rule(rounds, settings.params, settings)
+    mode, reason, agreement, result = choose_rule(rounds, settings.params, settings, sign_memo)
     stop_status = "not_identified" if result is None else "stopped"
     if result is not None and result.stop_round is None:
         stop_status = "past_data"

@@ -15,7 +15,7 @@ from typing import Any
 
 from .decision import Decision
 from .trace import JsonDict, Trace
-from .vrr import VrrSettings
+from .vrr import SignMemo, VrrSettings
 from .vrr_decision import vrr_decide
 from .vrr_loops import loop_rounds, round_label_sources
 
@@ -27,6 +27,7 @@ class VrrPolicy:
         self.settings = settings or VrrSettings()
         self._last: tuple[Trace | None, dict[str, Any]] = (None, {})
         self._settings_dict = self.settings.to_dict()  # once: every record carries it
+        self._sign_memo = SignMemo()  # real loops repeat their patterns (policies.vrr)
 
     def analyse(self, trace: Trace) -> dict[str, Any]:
         if self._last[0] is trace:
@@ -34,7 +35,7 @@ class VrrPolicy:
         rounds = loop_rounds(trace)
         if not any(r.votes for r in rounds):
             rounds = []  # candidates without a verifier (e.g. pushback answers): not a VRR loop
-        d = vrr_decide(rounds, self.settings, self._settings_dict)
+        d = vrr_decide(rounds, self.settings, self._settings_dict, self._sign_memo)
         record = d.to_dict()
         record["label_sources"] = round_label_sources(trace, rounds)
         record["actor_correct"] = rounds[-1].valid if rounds else None

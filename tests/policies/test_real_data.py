@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ from policies.labels import apply_labels
 from policies.report import summarise_run
 from policies.sandbox import SandboxSettings, run_program
 from policies.trace import Trace
+from policies.vrr import SignMemo, VrrParams
 from policies.vrr_calibration import calibrate, observations_from_traces
+from policies.vrr_loops import loop_rounds
 from tests.conftest import unavailable
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -226,3 +229,36 @@ def test_ldb_with_sandboxed_execution_calibrates_alpha_and_beta_from_executed_la
     multi = table["fixed_k_validity"]["1"]["reaching"]
     assert multi["known"] == multi["of"] == len(loops)  # every repair round is labelled
     assert table["stop"]["known"] + table["guard"]["known"] > 0
+
+
+def test_ldb_loops_repeat_few_patterns_and_the_sign_memo_decides_them_as_the_check_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """VRR's sign check runs once per bootstrap draw of every loop; the policy keeps it by the
+    loop's (votes, accepts) rounds (`policies.vrr.SignMemo`). On the real LDB loops, with
+    identified parameters and bootstrap draws spread around them, every record is the one the
+    policy writes when it keeps nothing."""
+    traces = [e for path in LDB for e in ldb_traces(path)]
+    params = VrrParams(rho0=0.15, rho1=0.2, alpha=0.3, beta=0.4, prior=0.4)
+    rng = random.Random(0)  # draws spread wide: the loops' agreements differ (0.43 to 0.97)
+    draws = [
+        VrrParams(
+            *(rng.uniform(lo, hi) for lo, hi in ((0.05, 0.6), (0, 0.6), (0, 1), (0, 1))),
+            rng.uniform(0.1, 0.9),
+        )  # fmt: skip
+        for _ in range(30)
+    ]
+    settings = {"vrr": {"params": params.to_dict(), "samples": draws, "sign_stability": 0.6}}
+    auditor = Auditor(("vrr",), settings)  # one policy, one memo, for every loop
+    kept = [auditor.audit(t)["vrr"].to_dict() for t in traces]
+    monkeypatch.setattr("policies.vrr_policy.SignMemo", lambda: SignMemo(limit=0))
+    auditor = Auditor(("vrr",), settings)
+    fresh = [auditor.audit(t)["vrr"].to_dict() for t in traces]
+    assert kept == fresh
+    agreements = {r["record"]["sign_agreement"] for r in kept}
+    assert len(agreements) > 5 and None not in agreements  # checked on every loop
+    assert {r["record"]["mode"] for r in kept} == {"stop", "guard"}
+    patterns = {
+        tuple((r.votes, r.accepts) for r in loop_rounds(Trace.from_events(t))) for t in traces
+    }
+    assert len(patterns) < len(traces) / 10  # 664 loops, a few dozen patterns

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 from scipy import stats as sps
 
+import policies.vrr as vrr_module
 from policies.vrr import (
     Round,
+    SignMemo,
     VrrParams,
     VrrSettings,
     belief_filter,
@@ -209,3 +212,63 @@ def test_a_missing_alpha_or_beta_is_searched_and_used_only_when_it_cannot_matter
     assert na.not_applicable == "parameters not identified: beta (the stop round depends on them)"
     with pytest.raises(ValueError):
         stop_round_without(passed, sure, ["prior"], 0.0)
+
+
+def _draws(n: int, seed: int) -> tuple[VrrParams, ...]:
+    rng = random.Random(seed)
+    return tuple(
+        VrrParams(rng.uniform(0.05, 0.4), rng.uniform(0.0, 0.3), rng.random(), rng.random(), 0.5)
+        for _ in range(n)
+    )
+
+
+def test_the_sign_memo_gives_the_checks_own_answer_and_runs_each_pattern_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(7)
+    samples = _draws(40, 1)
+    settings = VrrSettings(params=P, samples=samples, j_min=0.0, sign_stability=0.6)
+    loops = []
+    for _ in range(300):  # few short patterns, as real loops have; labels vary, votes do not
+        n = rng.randint(1, 4)
+        loops.append([Round(k, rng.randint(0, 2), 2, valid=rng.random() < 0.5) for k in range(n)])
+    plain = [sign_identifiable(r, P, samples, settings) for r in loops]
+    calls = 0
+    real_first_stop = vrr_module.first_stop
+
+    def counting(*args: object, **kwargs: object) -> int | None:
+        nonlocal calls
+        calls += 1
+        return real_first_stop(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(vrr_module, "first_stop", counting)
+    memo = SignMemo()
+    assert [sign_identifiable(r, P, samples, settings, memo) for r in loops] == plain
+    patterns = {tuple((x.votes, x.accepts) for x in r) for r in loops}
+    assert len(patterns) < len(loops) / 3
+    assert calls == len(patterns) * (len(samples) + 1)  # the point estimate and every draw
+
+
+def test_the_sign_memo_starts_over_for_other_draws_params_or_tau_and_keeps_at_most_its_limit() -> (
+    None
+):
+    rounds = [Round(0, 1, 2), Round(1, 2, 2)]
+    memo = SignMemo(limit=1)
+    a, b = _draws(30, 2), _draws(30, 3)
+    s_a, s_b = VrrSettings(params=P, samples=a), VrrSettings(params=P, samples=b)
+    for samples, settings in ((a, s_a), (b, s_b), (a, s_a)):
+        assert sign_identifiable(rounds, P, samples, settings, memo) == sign_identifiable(
+            rounds, P, samples, settings
+        )
+    other = VrrParams(0.3, 0.05, 0.2, 0.4, 0.6)
+    assert sign_identifiable(rounds, other, a, s_a, memo) == sign_identifiable(
+        rounds, other, a, s_a
+    )
+    high_tau = VrrSettings(params=P, samples=a, tau=0.2)
+    assert sign_identifiable(rounds, P, a, high_tau, memo) == sign_identifiable(
+        rounds, P, a, high_tau
+    )
+    assert sign_identifiable([Round(0, 0, 2)], P, a, high_tau, memo) == sign_identifiable(
+        [Round(0, 0, 2)], P, a, high_tau
+    )
+    assert len(memo._agree) == 1  # the limit: later patterns are checked, not kept
