@@ -4,7 +4,7 @@ PostgreSQL only when PostgreSQL is slower than the policies (issue 17: reading a
 a third of an audit's wall time, spent waiting with the CPU idle).
 
 A lane is one thread with its own database connection, kept for the life of the process: a run
-is audited in chunks of a hundred traces, and a new thread and connection per chunk cost more
+is audited in chunks of a few hundred traces, and a new thread and connection per chunk cost more
 than the overlap saved. Each worker process thus holds up to three connections (`shutdown`
 closes the lanes' two). Another connection sees only committed rows, so inside a transaction (a
 caller's `atomic`, a test's) the work runs at once in this thread instead, as the whole chunk

@@ -72,7 +72,7 @@ class AuditorCache:
     def for_run(cls, run: AuditRun) -> AuditorCache:
         """The run's auditors, kept by this thread from the run's previous chunk. A run's
         policies, settings and calibration do not change once its chunks are queued (the
-        calibration is made before), so building them again for each chunk of a hundred traces
+        calibration is made before), so building them again for each chunk of a few hundred traces
         — two queries, the auditors, their environments — was waste (issue 17); a chunk then
         audits as a part of one long chunk would. Not kept with a model configured: its backend
         holds a chunk's budget and statistics."""
