@@ -11,6 +11,7 @@ from auditor.runs.models import (
     AuditRun,
     Calibration,
     CalibrationPart,
+    ExecutionResult,
     SummaryFold,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "AuditRun",
     "Calibration",
     "CalibrationPart",
+    "ExecutionResult",
     "Export",
     "ModelCallRecord",
     "ResultOverride",

@@ -198,6 +198,9 @@ TA_SUMMARY_FOLDS = env_bool("TA_SUMMARY_FOLDS", True)
 # (docs/sandbox.md), and the wall-clock limit of each, seconds.
 TA_SANDBOX_WORKERS = env_int("TA_SANDBOX_WORKERS", 2, minimum=1)
 TA_SANDBOX_TIMEOUT = env_int("TA_SANDBOX_TIMEOUT", 10, minimum=1)
+# Keep programs' outcomes per project, so a later run does not execute them again
+# (auditor.runs.execution_store).
+TA_SANDBOX_REUSE = env_bool("TA_SANDBOX_REUSE", True)
 # Memory ceiling of each worker process (and of inline audits), MiB; 0 disables it.
 TA_WORKER_MEMORY_MB = env_int("TA_WORKER_MEMORY_MB", 4096)
 # The cyclic garbage collector's thresholds in processes that audit (auditor.limits.tune_gc);

@@ -15,15 +15,18 @@ code).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import secrets
+import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from .labels import CandidateLabel, LabelKey
-from .sandbox import ExecResult, SandboxDisabled, SandboxSettings, run_program
+from .sandbox import LAUNCHER, ExecResult, SandboxDisabled, SandboxSettings, run_program
 from .trace import Candidate, JsonDict, Trace
 
 _DEFINES_CHECK = re.compile(r"^def check\(", re.M)
@@ -60,6 +63,36 @@ def hidden_test_program(trace: Trace, code: str, marker: str) -> str | None:
     return "\n\n".join(parts) + "\n"
 
 
+class ResultStore(Protocol):
+    """Where a caller keeps programs' outcomes across runs, by `program_key`: (passed,
+    the label's detail) of programs that passed or failed. A run at the wall-clock limit
+    (``timeout``: it depends on the machine's load) or not run (``unavailable``) is never put."""
+
+    def get_many(self, keys: Collection[str]) -> Mapping[str, tuple[bool, str]]: ...
+
+    def put_many(self, outcomes: Mapping[str, tuple[bool, str]]) -> None: ...
+
+
+#: What a program's outcome depends on besides its text: the sandbox's code and the interpreter.
+_SANDBOX_CODE = hashlib.sha256(
+    b"".join(Path(f).read_bytes() for f in (__file__, LAUNCHER, LAUNCHER.with_name("sandbox.py")))
+).hexdigest()
+#: The marker a key is computed with (a run prints a random one: `execute_hidden_tests`).
+_KEY_MARKER = "TA-HIDDEN-TESTS-DONE"
+
+
+def program_key(trace: Trace, code: str, settings: SandboxSettings) -> str | None:
+    """The key of the program that runs ``trace``'s hidden tests against ``code`` under
+    ``settings``: its text (with a fixed marker), every limit, the interpreter and the
+    sandbox's own code. None when the trace carries no hidden tests."""
+    program = hidden_test_program(trace, code, _KEY_MARKER)
+    if program is None:
+        return None
+    limits = {k: v for k, v in settings.to_dict().items() if k != "enabled"}
+    head = json.dumps([limits, settings.python or sys.executable, sys.version, _SANDBOX_CODE])
+    return hashlib.sha256(f"{head}\n{program}".encode()).hexdigest()
+
+
 def _label(result: ExecResult) -> CandidateLabel | None:
     passed = result.passed
     if passed is None:
@@ -73,14 +106,17 @@ def execute_hidden_tests(
     settings: SandboxSettings,
     *,
     workers: int = 1,
+    store: ResultStore | None = None,
 ) -> tuple[dict[LabelKey, CandidateLabel], dict[str, Any]]:
     """Run every candidate of every trace against its hidden tests; identical programs run
-    once. Returns labels keyed (trace id, candidate id) and counts of what happened. Raises
-    `SandboxDisabled` unless ``settings.enabled`` (checked before anything runs)."""
+    once, and with a ``store`` a program it holds the outcome of (`program_key`) not at all.
+    Returns labels keyed (trace id, candidate id) and counts of what happened ("programs run",
+    "outcomes reused", and per status). Raises `SandboxDisabled` unless ``settings.enabled``
+    (checked before anything runs)."""
     if not settings.enabled:
         raise SandboxDisabled("code execution is off (SandboxSettings.enabled is false)")
     marker = f"TA-HIDDEN-TESTS-DONE-{secrets.token_hex(8)}"
-    jobs: dict[str, str] = {}  # program hash → program
+    jobs: dict[str, str] = {}  # program key → the program, with this run's marker
     keys: dict[LabelKey, str] = {}
     stats: Counter[str] = Counter()
     for t in traces:
@@ -88,27 +124,43 @@ def execute_hidden_tests(
         for e in trace.events:
             if not isinstance(e, Candidate):
                 continue
-            program = hidden_test_program(trace, e.content, marker)
-            if program is None:
+            key = program_key(trace, e.content, settings)
+            if key is None:
                 stats["no hidden tests"] += 1
                 continue
-            digest = hashlib.sha256(program.encode()).hexdigest()
-            jobs[digest] = program
-            keys[(trace.trace_id, e.candidate_id)] = digest
+            if key not in jobs:
+                jobs[key] = hidden_test_program(trace, e.content, marker) or ""
+            keys[(trace.trace_id, e.candidate_id)] = key
+    known: dict[str, tuple[bool, str]] = dict(store.get_many(list(jobs))) if store else {}
+    to_run = [k for k in jobs if k not in known]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = dict(
+        ran = dict(
             zip(
-                jobs,
-                pool.map(lambda p: run_program(p, settings, marker=marker), jobs.values()),
+                to_run,
+                pool.map(lambda k: run_program(jobs[k], settings, marker=marker), to_run),
                 strict=True,
             )
         )
+    outcomes: dict[str, tuple[str, CandidateLabel | None]] = {
+        k: ("passed" if passed else "failed", CandidateLabel(passed, "executed", detail))
+        for k, (passed, detail) in known.items()
+    }
+    for k, res in ran.items():
+        outcomes[k] = (res.status, _label(res))
+    if store is not None:
+        fresh = {
+            k: (lab.valid, lab.detail)
+            for k, (status, lab) in outcomes.items()
+            if k in ran and status in ("passed", "failed") and lab is not None
+        }
+        if fresh:
+            store.put_many(fresh)
     labels: dict[LabelKey, CandidateLabel] = {}
-    for key, digest in keys.items():
-        res = results[digest]
-        stats[res.status] += 1
-        lab = _label(res)
+    for label_key, k in keys.items():
+        status, lab = outcomes[k]
+        stats[status] += 1
         if lab is not None:
-            labels[key] = lab
-    stats["programs run"] = len(jobs)
+            labels[label_key] = lab
+    stats["programs run"] = len(ran)
+    stats["outcomes reused"] = len(known)
     return labels, dict(stats)

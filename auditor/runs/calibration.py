@@ -20,6 +20,7 @@ from django.conf import settings as django_settings
 from django.db import connection
 
 from auditor.runs import lanes
+from auditor.runs.execution_store import project_results
 from auditor.runs.models import AuditRun, Calibration
 from common.jobs import job_heartbeat
 from policies.code_tests import execute_hidden_tests
@@ -226,7 +227,10 @@ def store_calibrations(
         execution: dict[str, Any] | None = None
         if execute:
             labels, counts = execute_hidden_tests(
-                group.events, sandbox_settings(), workers=django_settings.TA_SANDBOX_WORKERS
+                group.events,
+                sandbox_settings(),
+                workers=django_settings.TA_SANDBOX_WORKERS,
+                store=project_results(run.project_id),
             )
             labelled = [label_events(events, labels) for events in group.events]
             execution = {"counts": counts, "labelled": len(labels), "labels": _encode(labels)}

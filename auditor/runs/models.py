@@ -197,6 +197,28 @@ class CalibrationPart(models.Model):
         return f"run {self.run_id} calibration part {self.index}"
 
 
+class ExecutionResult(models.Model):
+    """A code candidate's run against its hidden tests in the sandbox, passed or failed, by its
+    key (`policies.code_tests.program_key`: the program, the sandbox's limits and code, the
+    interpreter), so that a later calibration in the project does not run it again
+    (`auditor.runs.execution_store`). Kept per project: a project's labels come only from its
+    own executions, and go with it."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_index=False)
+    key = models.CharField(max_length=64)
+    passed = models.BooleanField()
+    detail = models.TextField(blank=True)  # the label's detail
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "key"], name="execution_result_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key[:12]} {'passed' if self.passed else 'failed'}"
+
+
 class SummaryFold(models.Model):
     """A stored batch's results folded into the run summary's counts (`policies.run_fold`):
     the finished run's summary merges its folds in trace order instead of reading every result

@@ -81,6 +81,17 @@ def test_ldb_alpha_beta_finite_with_execution_and_not_applicable_without(
     page = client.get(reverse("auditor:run", args=[on.pk])).content.decode()
     assert "Paper table: vrr" in page and "VRR-Stop" in page and "candidates labelled" in page
 
+    # a later run executes nothing again: the project keeps its programs' outcomes
+    # (auditor.runs.execution_store), and the labels, calibration and verdicts are the same
+    again = _run_vrr(project)
+    [kept] = Calibration.objects.filter(run=again)
+    counts = kept.params["execution"]["counts"]
+    assert counts["programs run"] == 0
+    assert counts["outcomes reused"] == execution["counts"]["programs run"] > 0
+    assert kept.params["execution"]["labels"] == execution["labels"]
+    assert (kept.params["params"], kept.params["intervals"]) == (p, iv)
+    assert again.summary["vrr"]["overall"] == on.summary["vrr"]["overall"]
+
 
 def _hostile_loop() -> bytes:
     """One repair loop: round 0 loops forever, round 1 passes the hidden tests."""

@@ -7,13 +7,13 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from policies.code_tests import execute_hidden_tests, hidden_test_program
+from policies.code_tests import execute_hidden_tests, hidden_test_program, program_key
 from policies.labels import CandidateLabel, apply_labels, human_labels
 from policies.sandbox import SandboxDisabled, SandboxSettings, _classify, run_program
 from policies.trace import Trace
@@ -241,3 +241,50 @@ def test_a_failure_names_the_programs_error_not_a_dying_childs_half_traceback() 
     )
     assert _classify(1, False, True, "", "  only indented\n", None) == ("failed", "only indented")
     assert _classify(3, False, True, "", "", None) == ("failed", "exit status 3")
+
+
+class DictStore:
+    """A `ResultStore` in a dict."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, tuple[bool, str]] = {}
+
+    def get_many(self, keys: Collection[str]) -> dict[str, tuple[bool, str]]:
+        return {k: self.kept[k] for k in keys if k in self.kept}
+
+    def put_many(self, outcomes: Mapping[str, tuple[bool, str]]) -> None:
+        self.kept.update(outcomes)
+
+
+def test_a_store_keeps_passed_and_failed_outcomes_and_a_later_run_runs_only_the_rest() -> None:
+    bodies = {
+        "correct": "def f():\n    return 1\n",
+        "wrong": "def f():\n    return 2\n",
+        "same_as_correct": "def f():\n    return 1\n",
+        "slow": "import time\ndef f():\n    time.sleep(60)\n",  # the wall clock ends it
+    }
+    quick = SandboxSettings(enabled=True, timeout_s=1.5, cpu_s=3)
+    store = DictStore()
+    first, stats = execute_hidden_tests([candidate_trace(bodies)], quick, workers=2, store=store)
+    assert stats["programs run"] == 3 and stats["outcomes reused"] == 0  # two bodies are one
+    assert len(store.kept) == 2  # passed and failed; the timeout depends on the machine's load
+    again, stats = execute_hidden_tests([candidate_trace(bodies)], quick, workers=2, store=store)
+    assert again == first  # the same labels, details included
+    assert stats["programs run"] == 1 and stats["outcomes reused"] == 2  # only the timeout ran
+    assert stats["passed"] == 2 and stats["failed"] == 1 and stats["timeout"] == 1
+    # other limits, or other tests: other programs, run anew
+    other = SandboxSettings(enabled=True, timeout_s=1.5, cpu_s=2)
+    _, stats = execute_hidden_tests([candidate_trace(bodies)], other, workers=2, store=store)
+    assert stats["outcomes reused"] == 0 and stats["programs run"] == 3
+    changed = candidate_trace(bodies)
+    changed[0]["labels"] = {"hidden_tests": "def check(candidate):\n    assert candidate() == 2\n"}
+    relabelled, stats = execute_hidden_tests([changed], quick, workers=2, store=store)
+    assert stats["outcomes reused"] == 0
+    assert relabelled[("sb", "wrong")].valid and not relabelled[("sb", "correct")].valid
+    # a program's key does not contain the run's random marker: a stored pass is this program's
+    trace = Trace.from_events(candidate_trace(bodies))
+    assert program_key(trace, bodies["correct"], quick) == program_key(
+        trace, bodies["same_as_correct"], quick
+    )
+    key = program_key(trace, bodies["correct"], quick)
+    assert key != program_key(trace, bodies["wrong"], quick)
