@@ -288,3 +288,17 @@ def test_a_store_keeps_passed_and_failed_outcomes_and_a_later_run_runs_only_the_
     )
     key = program_key(trace, bodies["correct"], quick)
     assert key != program_key(trace, bodies["wrong"], quick)
+
+
+def test_the_wait_ends_at_the_programs_exit_or_its_limit_with_or_without_pidfds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    quick = SandboxSettings(enabled=True, timeout_s=1.5, cpu_s=3)
+    sleeper = "import time\ntime.sleep(60)\n"
+    for pidfds in (True, False):
+        if not pidfds:  # Linux before 5.3: Popen.wait's polling
+            monkeypatch.delattr(os, "pidfd_open")
+        done = run_program("print('hi')", quick)
+        assert (done.status, done.stdout) == ("passed", "hi\n"), pidfds
+        late = run_program(sleeper, quick)
+        assert late.status == "timeout" and late.duration_s >= 1.5, pidfds
