@@ -340,11 +340,13 @@ class SignMemo:
     for one (params, samples, tau); used with others it starts over. The check runs
     `first_stop` once per bootstrap draw (200 by default) and was nine tenths of VRR's time on
     real loops, which repeat few patterns: the 664 LDB loops of ../shared/data have 25. A
-    `VrrPolicy` keeps one; at most ``limit`` patterns are kept (the first ones met)."""
+    `VrrPolicy` keeps one. At most ``limit`` patterns (≈ 2 MB at the default): a run of ever
+    new patterns (the bench's synthetic loops are all distinct) empties it when full rather
+    than growing a worker's memory with the run; 0 keeps nothing."""
 
     __slots__ = ("_key", "_agree", "limit")
 
-    def __init__(self, limit: int = 65_536) -> None:
+    def __init__(self, limit: int = 4096) -> None:
         self._key: tuple[object, object, float] | None = None
         self._agree: dict[tuple[tuple[int, int], ...], int] = {}
         self.limit = limit
@@ -364,7 +366,9 @@ class SignMemo:
         agree = self._agree.get(pattern)
         if agree is None:
             agree = _agreeing(rounds, params, usable, tau)
-            if len(self._agree) < self.limit:
+            if self.limit > 0:
+                if len(self._agree) >= self.limit:
+                    self._agree.clear()
                 self._agree[pattern] = agree
         return agree
 

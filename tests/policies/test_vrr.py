@@ -249,9 +249,7 @@ def test_the_sign_memo_gives_the_checks_own_answer_and_runs_each_pattern_once(
     assert calls == len(patterns) * (len(samples) + 1)  # the point estimate and every draw
 
 
-def test_the_sign_memo_starts_over_for_other_draws_params_or_tau_and_keeps_at_most_its_limit() -> (
-    None
-):
+def test_the_sign_memo_starts_over_for_other_draws_params_or_tau_or_when_full() -> None:
     rounds = [Round(0, 1, 2), Round(1, 2, 2)]
     memo = SignMemo(limit=1)
     a, b = _draws(30, 2), _draws(30, 3)
@@ -271,4 +269,7 @@ def test_the_sign_memo_starts_over_for_other_draws_params_or_tau_and_keeps_at_mo
     assert sign_identifiable([Round(0, 0, 2)], P, a, high_tau, memo) == sign_identifiable(
         [Round(0, 0, 2)], P, a, high_tau
     )
-    assert len(memo._agree) == 1  # the limit: later patterns are checked, not kept
+    assert len(memo._agree) == 1  # the limit: full, it starts over rather than grow
+    nothing = SignMemo(limit=0)
+    assert sign_identifiable(rounds, P, a, s_a, nothing) == sign_identifiable(rounds, P, a, s_a)
+    assert len(nothing._agree) == 0
