@@ -41,9 +41,9 @@ def _is_python(source: str) -> bool:
     return True
 
 
-def hidden_test_program(trace: Trace, code: str, marker: str) -> str | None:
-    """The program that runs the trace's hidden tests against ``code``; None when the trace
-    carries no hidden tests."""
+def _program_body(trace: Trace, code: str) -> str | None:
+    """`hidden_test_program` up to its marker line; None when the trace carries no hidden
+    tests."""
     labels = trace.header.labels
     tests = labels.get("hidden_tests")
     if not isinstance(tests, str) or not tests.strip():
@@ -59,8 +59,18 @@ def hidden_test_program(trace: Trace, code: str, marker: str) -> str | None:
     if isinstance(entry, str) and entry.isidentifier():
         if _DEFINES_CHECK.search(tests) and not _CALLS_CHECK.search(tests):
             parts.append(f"check({entry})")
-    parts.append(f"print({marker!r})")
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(parts)
+
+
+def _with_marker(body: str, marker: str) -> str:
+    return f"{body}\n\nprint({marker!r})\n"
+
+
+def hidden_test_program(trace: Trace, code: str, marker: str) -> str | None:
+    """The program that runs the trace's hidden tests against ``code``; None when the trace
+    carries no hidden tests."""
+    body = _program_body(trace, code)
+    return None if body is None else _with_marker(body, marker)
 
 
 class ResultStore(Protocol):
@@ -81,16 +91,21 @@ _SANDBOX_CODE = hashlib.sha256(
 _KEY_MARKER = "TA-HIDDEN-TESTS-DONE"
 
 
+def _key_head(settings: SandboxSettings) -> str:
+    limits = {k: v for k, v in settings.to_dict().items() if k != "enabled"}
+    return json.dumps([limits, settings.python or sys.executable, sys.version, _SANDBOX_CODE])
+
+
+def _key(head: str, body: str) -> str:
+    return hashlib.sha256(f"{head}\n{_with_marker(body, _KEY_MARKER)}".encode()).hexdigest()
+
+
 def program_key(trace: Trace, code: str, settings: SandboxSettings) -> str | None:
     """The key of the program that runs ``trace``'s hidden tests against ``code`` under
     ``settings``: its text (with a fixed marker), every limit, the interpreter and the
     sandbox's own code. None when the trace carries no hidden tests."""
-    program = hidden_test_program(trace, code, _KEY_MARKER)
-    if program is None:
-        return None
-    limits = {k: v for k, v in settings.to_dict().items() if k != "enabled"}
-    head = json.dumps([limits, settings.python or sys.executable, sys.version, _SANDBOX_CODE])
-    return hashlib.sha256(f"{head}\n{program}".encode()).hexdigest()
+    body = _program_body(trace, code)
+    return None if body is None else _key(_key_head(settings), body)
 
 
 def _label(result: ExecResult) -> CandidateLabel | None:
@@ -119,17 +134,19 @@ def execute_hidden_tests(
     jobs: dict[str, str] = {}  # program key → the program, with this run's marker
     keys: dict[LabelKey, str] = {}
     stats: Counter[str] = Counter()
+    head = _key_head(settings)
     for t in traces:
         trace = t if isinstance(t, Trace) else Trace.from_events(t)
         for e in trace.events:
             if not isinstance(e, Candidate):
                 continue
-            key = program_key(trace, e.content, settings)
-            if key is None:
+            body = _program_body(trace, e.content)
+            if body is None:
                 stats["no hidden tests"] += 1
                 continue
+            key = _key(head, body)
             if key not in jobs:
-                jobs[key] = hidden_test_program(trace, e.content, marker) or ""
+                jobs[key] = _with_marker(body, marker)
             keys[(trace.trace_id, e.candidate_id)] = key
     known: dict[str, tuple[bool, str]] = dict(store.get_many(list(jobs))) if store else {}
     to_run = [k for k in jobs if k not in known]
@@ -145,16 +162,14 @@ def execute_hidden_tests(
         k: ("passed" if passed else "failed", CandidateLabel(passed, "executed", detail))
         for k, (passed, detail) in known.items()
     }
+    fresh: dict[str, tuple[bool, str]] = {}  # what the store may keep (see ResultStore)
     for k, res in ran.items():
-        outcomes[k] = (res.status, _label(res))
-    if store is not None:
-        fresh = {
-            k: (lab.valid, lab.detail)
-            for k, (status, lab) in outcomes.items()
-            if k in ran and status in ("passed", "failed") and lab is not None
-        }
-        if fresh:
-            store.put_many(fresh)
+        lab = _label(res)
+        outcomes[k] = (res.status, lab)
+        if lab is not None and res.status in ("passed", "failed"):
+            fresh[k] = (lab.valid, lab.detail)
+    if store is not None and fresh:
+        store.put_many(fresh)
     labels: dict[LabelKey, CandidateLabel] = {}
     for label_key, k in keys.items():
         status, lab = outcomes[k]
