@@ -17,7 +17,6 @@ import pytest
 from django.conf import settings as django_settings
 from django.urls import reverse
 
-from auditor.llm.endpoints import endpoint_save
 from auditor.models import (
     AuditItem,
     AuditResult,
