@@ -68,6 +68,8 @@ def endpoint_list(*, project: Project) -> QuerySet[ModelEndpoint]:
 def endpoint_by_ref(*, project: Project, ref: Any) -> ModelEndpoint | None:
     """One of the project's endpoints by name or id; None when there is none."""
     ref = str(ref).strip()
+    if not ref or len(ref) > 100 or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in ref):
+        return None  # no endpoint has such a name (and the database takes no NUL)
     found = endpoint_list(project=project).filter(name=ref).first()
     if found is None and ref.isascii() and ref.isdigit() and len(ref) < 19:
         found = endpoint_list(project=project).filter(pk=int(ref)).first()

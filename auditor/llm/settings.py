@@ -82,6 +82,8 @@ def model_settings_from(
     extra.pop("base_url", None)
     ref = str(fields.get("endpoint") or "").strip()
     model = str(fields.get("model") or "").strip()
+    if len(model) > 200 or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in model):
+        raise ValueError("model: at most 200 characters, no control characters")
     uses = _uses(fields.get("uses"))
     max_calls = _int_or_none("max_calls", fields.get("max_calls"))
     max_tokens = _int_or_none("max_tokens", fields.get("max_tokens"))

@@ -182,6 +182,8 @@ class AddressGuard:
             self.target(url)
         except UrlRefused as exc:
             return str(exc)
+        except UnicodeError:
+            return f"base_url: {host[:100]!r} is not a valid host name"
         except OSError:
             return None
         return None

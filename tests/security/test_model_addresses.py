@@ -197,3 +197,29 @@ def test_allowed_hosts_name_exceptions_exactly() -> None:
     assert "loopback" in str(guard.check_url("http://127.0.0.1/v1", resolve=False))
     assert guard.check_url("http://vllm.internal:8000/v1", resolve=False) is None
     assert AddressGuard().check_url("https://api.openai.com/v1", resolve=False) is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://" + "a" * 70 + ".example.com/v1",
+        "http://x\x00y/v1",
+        "http://\udcff/v1",
+        "http://[::1/",
+    ],
+)
+def test_malformed_hosts_are_a_400_never_a_500(client, alice, project, url):
+    client.force_login(alice)
+    api = reverse("auditor:api-model-endpoints", args=[project.pk])
+    r = client.post(api, {"name": "x", "base_url": url}, "application/json")
+    assert r.status_code == 400 and "base_url" in r.content.decode()
+    runs = reverse("auditor:api-runs")
+    for model in (
+        {"endpoint": "x\x00"},
+        {"endpoint": "\udcff"},
+        {"endpoint": "e", "model": "m\x00"},
+    ):
+        body = {"project": project.name, "judge": "llm", "model": model}
+        r = client.post(runs, body, "application/json")
+        assert r.status_code == 400, (model, r.content)
