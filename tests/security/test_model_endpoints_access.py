@@ -174,3 +174,13 @@ def test_the_cli_reads_the_key_from_stdin_and_never_prints_it(project, monkeypat
     call_command("model_endpoint", "--project", project.name, "delete", "cli", stdout=out)
     assert not ModelEndpoint.objects.exists()
     assert json.dumps(list(ModelEndpoint.objects.values())) == "[]"
+
+
+def test_a_rejected_form_never_sends_the_typed_key_back(client, alice, project):
+    client.force_login(alice)
+    page = reverse("auditor:model-endpoints", args=[project.pk])
+    r = client.post(page, {"name": "x", "base_url": "http://10.0.0.1/v1", "key": KEY})
+    text = r.content.decode()
+    assert r.status_code == 400 and "10.0.0.1 is a private address" in text
+    assert KEY not in text and 'value="x"' in text  # the other fields are kept
+    assert not ModelEndpoint.objects.exists()
