@@ -4,7 +4,7 @@ are those they always had."""
 
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
 from auditor.exports.models import Export
-from auditor.llm.models import ModelCallRecord, RunModelUsage
+from auditor.llm.models import ModelCallRecord, ModelEndpoint, RunModelUsage
 from auditor.runs.models import (
     AuditItem,
     AuditResult,
@@ -26,6 +26,7 @@ __all__ = [
     "ExecutionResult",
     "Export",
     "ModelCallRecord",
+    "ModelEndpoint",
     "ResultOverride",
     "RunModelUsage",
     "SummaryFold",

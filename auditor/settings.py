@@ -222,8 +222,17 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_step": 0.2,
     "interval_max": 0.5,
 }
-# Model endpoints are per audit run (AuditRun.model_settings, docs/models.md); the key is read
-# by the worker from the environment variable the run names (default TA_MODEL_API_KEY).
+# Model endpoints are project resources (auditor.llm.models.ModelEndpoint, docs/models.md): their
+# keys are encrypted with TA_SECRETS_KEY (a Fernet key; derived from SECRET_KEY when unset, so
+# rotating SECRET_KEY then makes stored keys unreadable: set it explicitly in production).
+TA_SECRETS_KEY = env_str("TA_SECRETS_KEY")
+# Hosts, addresses and CIDR networks model requests may reach although not public (loopback,
+# private, link-local, … are refused otherwise), e.g. "vllm.internal,10.0.5.0/24".
+TA_MODEL_ALLOWED_HOSTS = env_str("TA_MODEL_ALLOWED_HOSTS")
+# Environment variables an owner may name as an endpoint's key (nothing else is ever read).
+TA_MODEL_KEY_ENVS = env_list("TA_MODEL_KEY_ENVS", [])
+# Serve cached model answers across projects (off: each project's answers are its own).
+TA_MODEL_CACHE_SHARED = env_bool("TA_MODEL_CACHE_SHARED", False)
 
 # --- Storage (raw uploads, exports) ---------------------------------------------------------
 MEDIA_ROOT = Path(env_str("TA_MEDIA_ROOT", str(VAR_DIR / "media")))

@@ -8,6 +8,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
+from auditor.llm import urls as llm_urls
 from auditor.login import ThrottledLoginView
 from auditor.runs import urls as runs_urls
 from auditor.trace_list import urls as trace_list_urls
@@ -17,6 +18,7 @@ auditor_patterns = [
     *runs_urls.urlpatterns,
     *trace_list_urls.urlpatterns,
     *trace_page_urls.urlpatterns,
+    *llm_urls.urlpatterns,
 ]
 
 urlpatterns = [

@@ -420,6 +420,9 @@ def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
     from tests.fakes.openai_server import FakeOpenAI
 
     server = FakeOpenAI(verdict).start()
+    # The scripted server is on loopback, which the worker's model requests may not reach
+    # unless the operator allows it (the worker inherits this environment).
+    os.environ.setdefault("TA_MODEL_ALLOWED_HOSTS", "127.0.0.1")
     model = {
         "endpoint": {"base_url": server.url, "model": "bench-judge", "max_retries": 0},
         "uses": ["judge"],

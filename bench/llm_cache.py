@@ -26,6 +26,7 @@ from bench.policies import make_traces  # noqa: E402
 from policies import Auditor, Trace  # noqa: E402
 from policies.llm import FileCache, MemoryCache, ModelClient, ModelConfig  # noqa: E402
 from policies.llm.judge import LLMJudge  # noqa: E402
+from policies.llm.netguard import AddressGuard
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 
@@ -65,13 +66,15 @@ def main() -> None:
         files = FileCache(tmp)
         server = FakeOpenAI(verdict).start()
         try:
-            cfg = ModelConfig(base_url=server.url, model="bench", api_key_env="")
+            cfg = ModelConfig(base_url=server.url, model="bench")
+            local = AddressGuard(["127.0.0.1"])  # the scripted server is on loopback
             for cache in (mem, files):
-                timed(Auditor(judge=LLMJudge(ModelClient(cfg, cache))), traces)
+                timed(Auditor(judge=LLMJudge(ModelClient(cfg, cache, guard=local))), traces)
             warm_requests = server.count
         finally:
             server.stop()
-        offline = ModelConfig(model="bench", offline=True, api_key_env="")
+        # the same endpoint's answers: the cache is keyed by its URL too
+        offline = ModelConfig(base_url=server.url, model="bench", offline=True)
         base = timed(Auditor(), traces)
         runs = {}
         for name, cache in (("memory cache", mem), ("file cache", files)):

@@ -236,6 +236,9 @@ def celery_worker_process(postgres, redis_broker, _media_root, tmp_path_factory)
         CELERY_BROKER_URL=redis_broker,
         TA_MEDIA_ROOT=str(_media_root),
         DJANGO_SETTINGS_MODULE="auditor.settings",
+        # The scripted model server (tests/fakes/openai_server.py) listens on 127.0.0.1, which
+        # model requests may not reach by default; only that address is allowed, exactly.
+        TA_MODEL_ALLOWED_HOSTS="127.0.0.1",
     )
     log = tmp_path_factory.mktemp("worker") / "worker.log"
     worker = WorkerProcess(env, log)

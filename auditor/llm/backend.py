@@ -1,15 +1,20 @@
 """What a worker builds from a run's model settings: one `policies.llm.run.LLMRun` per chunk
-process, over the database cache, the run's shared budget and its statistics row."""
+process, over the database cache (scoped to the endpoint's URL and the project), the run's
+shared budget and its statistics row, with the endpoint's key and the operator's address
+guard."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from auditor.llm.endpoints import endpoint_key, guard, tenant
+from auditor.llm.models import ModelEndpoint
+from auditor.llm.settings import llm_settings
 from auditor.llm.store import DatabaseCache, RunBudget, RunStats, call_refs
 from auditor.runs.models import AuditResult, AuditRun
 from policies.llm.claims import elicit_claims
 from policies.llm.recheck import ModelResponder
-from policies.llm.run import LLMRun, LLMSettings
+from policies.llm.run import LLMRun
 
 JsonDict = dict[str, Any]
 
@@ -24,15 +29,36 @@ USE_POLICY = {
 }
 
 
+def run_key(run: AuditRun, base_url: str) -> str:
+    """The key the run's endpoint holds ("" for a run that names no endpoint). The endpoint
+    must still be the project's and still point where it did when the run was started: a key
+    is only ever sent to the URL its owner saved it with. `ValueError` with the reason."""
+    ref = (run.model_settings or {}).get("endpoint_id")
+    if ref is None:
+        return ""
+    name = (run.model_settings or {}).get("endpoint_name", ref)
+    ep = ModelEndpoint.objects.filter(pk=ref, project_id=run.project_id).first()
+    if ep is None:
+        raise ValueError(f"the model endpoint {name!r} no longer exists")
+    if ep.base_url.rstrip("/") != base_url.rstrip("/"):
+        raise ValueError(
+            f"the model endpoint {ep.name!r} points to another URL than when the run was "
+            f"started; start a new audit"
+        )
+    return endpoint_key(ep)
+
+
 class RunBackend:
     """The model side of one run in one process. ``auditor_kwargs`` go to `policies.Auditor`;
     `prepare` adds elicited claims; `flush` adds this process's call counts to the run."""
 
     def __init__(self, run: AuditRun) -> None:
         self.run_id = run_id = run.pk
-        self.settings = LLMSettings.from_mapping(run.model_settings)
-        self.cache = DatabaseCache()
-        self.llm = LLMRun(self.settings, self.cache)
+        self.settings = llm_settings(run.model_settings)
+        key = run_key(run, self.settings.endpoint.base_url)
+        who = tenant(run.project_id)
+        self.cache = DatabaseCache(run.project_id, self.settings.endpoint.base_url, who)
+        self.llm = LLMRun(self.settings, self.cache, key, guard(), who)
         # The latest finished run of the same audit: its records name the calls a re-run makes.
         self.previous = (
             AuditRun.objects.filter(

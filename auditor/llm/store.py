@@ -1,5 +1,6 @@
 """The database side of a run's model calls: `DatabaseCache` (the cache protocol of
-policies/llm/cache.py over `ModelCallRecord`, shared by every worker and every run), `RunBudget`
+policies/llm/cache.py over `ModelCallRecord`, shared by every worker and every run of a project
+— of all projects only when the operator opts in), `RunBudget`
 (policies' `Budget`, counted in the run's `RunModelUsage` row so that all worker processes
 share one budget) and `RunStats` (`CallStats` whose counts are added to the same row)."""
 
@@ -14,7 +15,7 @@ from django.db.models import F, Q
 
 from auditor.llm.models import ModelCallRecord, RunModelUsage
 from policies.llm.budget import Budget, BudgetState
-from policies.llm.cache import cache_key
+from policies.llm.cache import cache_key, call_scope
 from policies.llm.client import CallStats
 
 JsonDict = dict[str, Any]
@@ -37,30 +38,40 @@ class DatabaseCache:
     """Content-addressed: an entry is written once and never changes, so concurrent workers
     writing the same key are harmless (the second insert is ignored). `preload` reads the
     entries a batch will likely ask for in one query (a re-run's calls are the previous run's),
-    so the cache-hit path costs no query per call."""
+    so the cache-hit path costs no query per call.
 
-    def __init__(self) -> None:
+    One project's entries (``tenant`` ``project:<id>``), or every project's (``shared``):
+    the keys are made in the scope of the endpoint's ``base_url`` and the tenant, and every
+    read is also filtered by project, so another project's answer is never served."""
+
+    def __init__(self, project_id: int, base_url: str, tenant: str) -> None:
         self._loaded: dict[str, JsonDict] = {}
+        self.scope = call_scope(base_url, tenant)
+        self.base_url = base_url.rstrip("/")
+        self.project_id = None if tenant == "shared" else project_id
+        self._rows = ModelCallRecord.objects.filter(project_id=self.project_id)
 
     def preload(self, keys: Iterable[str]) -> None:
         wanted = list(dict.fromkeys(keys))
-        rows = ModelCallRecord.objects.filter(key__in=wanted).values_list("key", "response")
+        rows = self._rows.filter(key__in=wanted).values_list("key", "response")
         self._loaded = {k: r for k, r in rows if isinstance(r, dict)}
 
     def get(self, key: str) -> JsonDict | None:
         hit = self._loaded.get(key)
         if hit is not None:
             return copy.deepcopy(hit)  # callers may not mutate the store
-        row = ModelCallRecord.objects.filter(key=key).values_list("response", flat=True).first()
+        row = self._rows.filter(key=key).values_list("response", flat=True).first()
         return row if isinstance(row, dict) else None
 
-    def put(self, key: str, request: JsonDict, response: JsonDict) -> None:
-        if cache_key(request) != key:  # a caller bug, never a stored lie
-            raise ValueError("cache key does not match the request")
+    def put(self, key: str, request: JsonDict, response: JsonDict, scope: str = "") -> None:
+        if scope != self.scope or cache_key(request, self.scope) != key:
+            raise ValueError("cache key does not match the request and scope")  # a caller bug
         ModelCallRecord.objects.bulk_create(
             [
                 ModelCallRecord(
                     key=key,
+                    project_id=self.project_id,
+                    base_url=self.base_url[:500],
                     model=str(request.get("model", ""))[:200],
                     request=request,
                     response=response,
@@ -71,7 +82,7 @@ class DatabaseCache:
 
     def entry(self, key: str) -> JsonDict | None:
         """Request and response of one call (the trace page shows them)."""
-        row = ModelCallRecord.objects.filter(key=key).values("request", "response").first()
+        row = self._rows.filter(key=key).values("request", "response").first()
         return dict(row) if row else None
 
 

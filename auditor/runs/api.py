@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from auditor.llm.endpoints import is_owner
 from auditor.llm.settings import JUDGE_ALIASES, JUDGES, model_settings_from
 from auditor.runs import selectors
 from auditor.runs.models import AuditRun
@@ -22,10 +23,11 @@ from traces import selectors as trace_selectors
 
 
 class ModelSerializer(serializers.Serializer):
-    base_url = serializers.CharField(required=False, allow_blank=True)
-    model = serializers.CharField(required=False, allow_blank=True)
-    api_key_env = serializers.CharField(
-        required=False, allow_blank=True, help_text="the NAME of the variable holding the key"
+    endpoint = serializers.CharField(
+        required=False, allow_blank=True, help_text="a model endpoint of the project (name or id)"
+    )
+    model = serializers.CharField(
+        required=False, allow_blank=True, help_text="another model than the endpoint's default"
     )
     max_calls = serializers.IntegerField(required=False, allow_null=True, min_value=0)
     max_tokens = serializers.IntegerField(required=False, allow_null=True, min_value=0)
@@ -68,23 +70,34 @@ class RunCreate(APIView):
     @extend_schema(
         summary="Start an audit run",
         description=(
-            "judge: heuristic, llm (openai is its old name), human or recorded. model: an "
-            "OpenAI-compatible endpoint (base_url, model, api_key_env — the NAME of the "
-            "environment variable holding the key, never the key), budget (max_calls, "
-            "max_tokens), uses (judge, twin, live, claims, recheck) and options (any other "
-            "endpoint field). Answers 202 with the run's status URL."
+            "judge: heuristic, llm (openai is its old name), human or recorded. model: one of "
+            "the project's model endpoints (endpoint: its name or id; owners only), optionally "
+            "another model, budget (max_calls, max_tokens), uses (judge, twin, live, claims, "
+            "recheck) and options (any other endpoint field). base_url, api_key, api_key_env "
+            "and api_key_file are refused (400). Answers 202 with the run's status URL."
         ),
         request=RunCreateSerializer,
         responses={
             202: OpenApiResponse(description="the run, pending"),
             400: OpenApiResponse(description="bad settings (the message names the field)"),
-            403: OpenApiResponse(description="viewers and project tokens cannot start runs"),
+            403: OpenApiResponse(
+                description="viewers and project tokens cannot start runs; only owners use a "
+                "model endpoint"
+            ),
             404: OpenApiResponse(description="no such project (or not a member)"),
         },
     )
     def post(self, request: Request) -> Response:
-        if isinstance(request.data, dict) and "api_key" in (request.data.get("model") or {}):
-            raise ValidationError({"model": "api_key: the key itself is never a setting"})
+        raw_model = request.data.get("model") if isinstance(request.data, dict) else None
+        if isinstance(raw_model, dict):
+            try:  # the old design's fields: a 400 naming each, before anything else
+                model_settings_from(
+                    {k: v for k, v in raw_model.items() if k != "options"},
+                    raw_model.get("options") if isinstance(raw_model.get("options"), dict) else {},
+                )
+            except ValueError as exc:
+                if str(exc).startswith(("api_key", "base_url")):
+                    raise ValidationError({"model": str(exc)}) from exc
         form = RunCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
@@ -94,9 +107,13 @@ class RunCreate(APIView):
         if not trace_selectors.can_write(user=request.user, project=project):
             raise PermissionDenied("viewers cannot start audits")
         model = dict(data.get("model") or {})
+        if str(model.get("endpoint") or "").strip() and not is_owner(
+            user=request.user, project=project
+        ):
+            raise PermissionDenied("only the project's owners start audits with a model endpoint")
         try:
             model_settings = model_settings_from(
-                model, model.pop("options", None), judge=data["judge"]
+                model, model.pop("options", None), judge=data["judge"], project=project
             )
         except ValueError as exc:
             raise ValidationError({"model": str(exc)}) from exc

@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from auditor.llm.endpoints import endpoint_list, is_owner
 from auditor.llm.models import RunModelUsage
 from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
 from auditor.llm.store import usage_summary
@@ -226,11 +227,12 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
     if not trace_selectors.can_write(user=request.user, project=project):
         raise PermissionDenied("viewers cannot start audits")
     error = None
+    owner = is_owner(user=request.user, project=project)
     # "Audit these N traces" from an upload's page: the run is narrowed to that upload.
     upload = _upload_of(request, project)
     if request.method == "POST":
         try:
-            model_settings = _model_settings(request)
+            model_settings = _model_settings(request, project, owner)
             run = audit_run_create(
                 project=project,
                 policies=request.POST.getlist("policies") or list(POLICIES),
@@ -254,6 +256,8 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
             "judges": JUDGES,
             "environments": ENVIRONMENTS,
             "uses": USE_LABELS,
+            "owner": owner,
+            "endpoints": list(endpoint_list(project=project)) if owner else [],
             "form": request.POST if request.method == "POST" else {},
             "error": error,
             "upload": upload,
@@ -269,16 +273,24 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _model_settings(request: HttpRequest) -> dict:
-    """The form's model fieldset as run settings ({} when left empty)."""
-    fields = {k: request.POST.get(f"model_{k}", "") for k in ("base_url", "model", "api_key_env")}
+def _model_settings(request: HttpRequest, project, owner: bool) -> dict:  # type: ignore[no-untyped-def]
+    """The form's model fieldset as run settings ({} when left empty). Only owners use a
+    model endpoint; the fields of the old design (a URL, a key source) are refused."""
+    fields = {k: request.POST.get(f"model_{k}", "") for k in ("endpoint", "model")}
+    for old in ("base_url", "api_key", "api_key_env", "api_key_file"):
+        if f"model_{old}" in request.POST:
+            fields[old] = request.POST[f"model_{old}"]
+    if fields["endpoint"].strip() and not owner:
+        raise PermissionDenied("only the project's owners start audits with a model endpoint")
     fields.update(
         max_calls=request.POST.get("model_max_calls", ""),
         max_tokens=request.POST.get("model_max_tokens", ""),
         uses=request.POST.getlist("model_uses"),
     )
     try:
-        return model_settings_from(fields, judge=request.POST.get("judge", "heuristic"))
+        return model_settings_from(
+            fields, judge=request.POST.get("judge", "heuristic"), project=project
+        )
     except ValueError as exc:
         raise AuditRejected(f"model settings: {exc}") from exc
 

@@ -159,9 +159,9 @@ def audit_chunk_process(
     traces = {t.pk: t for t in with_env_name(Trace.objects.filter(pk__in=pending))}
     try:
         auditors = AuditorCache.for_run(run)
-    except ValueError as exc:  # ApiKeyError, or stored model settings this version rejects
-        # The model's key cannot be read here: every trace of the chunk fails with the reason
-        # (the run completes; "Retry failed traces" works once the worker can read the key).
+    except ValueError as exc:  # the endpoint's key cannot be had, or settings this version rejects
+        # Every trace of the chunk fails with the reason (the run completes; "Retry failed
+        # traces" works once an owner fixes the endpoint's key).
         AuditItem.objects.filter(run=run, trace_id__in=pending).update(
             status=AuditItem.Status.ERROR, error=f"model: {exc}", attempts=F("attempts") + 1
         )

@@ -1,12 +1,14 @@
 """The content-addressed call cache (SPEC §4: "every call is recorded in a content-addressed
 cache and referenced from the decision record, so an audit re-runs exactly with zero calls").
 
-The key is the SHA-256 of the request body's canonical JSON — model, messages, tools and
-parameters, exactly what is sent. The API key travels in a header and is never part of a body,
-a key or an entry. The base URL is not part of the key either: the same model asked the same
-thing is the same call, so a run can be replayed against a copy of its cache anywhere.
+The key is the SHA-256 of what determines the answer: the request body's canonical JSON (model,
+messages, tools and parameters, exactly what is sent) within a *scope* — the endpoint's base
+URL and the tenant the answer belongs to (`call_scope`). Two endpoints that serve a model of
+the same name are different calls, and one project's answers are never another's (the app
+shares a scope across projects only when the operator opts in). The API key travels in a
+header and is never part of a body, a key or an entry.
 
-A cache is anything with ``get(key)`` and ``put(key, request, response)``; `MemoryCache` and
+A cache is anything with ``get(key)`` and ``put(key, request, response, scope)``; `MemoryCache` and
 `FileCache` live here, the app adds a database one.
 """
 
@@ -30,8 +32,18 @@ def canonical_json(value: Any) -> bytes:
     ).encode("utf-8")
 
 
-def cache_key(request: JsonDict) -> str:
-    return hashlib.sha256(canonical_json(request)).hexdigest()
+def call_scope(base_url: str, tenant: str = "") -> str:
+    """The scope of a call's cache key: the endpoint's base URL (without a trailing slash)
+    and the tenant (e.g. ``project:12``; "" for a library user's own cache)."""
+    return canonical_json({"base_url": base_url.rstrip("/"), "tenant": tenant}).decode()
+
+
+def cache_key(request: JsonDict, scope: str = "") -> str:
+    """SHA-256 of the canonical request within ``scope`` (`call_scope`); without a scope, of
+    the request alone."""
+    if not scope:
+        return hashlib.sha256(canonical_json(request)).hexdigest()
+    return hashlib.sha256(canonical_json({"request": request, "scope": scope})).hexdigest()
 
 
 class CallCache(Protocol):
@@ -39,7 +51,9 @@ class CallCache(Protocol):
         """The stored response for ``key``, or None."""
         ...
 
-    def put(self, key: str, request: JsonDict, response: JsonDict) -> None: ...
+    def put(self, key: str, request: JsonDict, response: JsonDict, scope: str = "") -> None:
+        """Store an answer; ``scope``: the `call_scope` the key was made in."""
+        ...
 
 
 class MemoryCache:
@@ -57,7 +71,7 @@ class MemoryCache:
         out: JsonDict = json.loads(hit[1])  # a fresh copy: callers may not mutate the store
         return out
 
-    def put(self, key: str, request: JsonDict, response: JsonDict) -> None:
+    def put(self, key: str, request: JsonDict, response: JsonDict, scope: str = "") -> None:
         entry = (canonical_json(request), canonical_json(response))
         with self._lock:
             self._data[key] = entry
@@ -77,9 +91,9 @@ class MemoryCache:
 
 class FileCache:
     """One JSON file per entry under ``root/<key[:2]>/<key>.json``: ``{"key", "request",
-    "response"}``. Writes are atomic (a temporary file renamed into place), so concurrent
-    workers and a crash mid-write never leave a half entry. An entry whose request does not
-    hash to its key (a damaged or hand-edited file) is treated as absent."""
+    "response", "scope"}``. Writes are atomic (a temporary file renamed into place), so
+    concurrent workers and a crash mid-write never leave a half entry. An entry whose request
+    and scope do not hash to its key (a damaged or hand-edited file) is treated as absent."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
@@ -106,15 +120,16 @@ class FileCache:
             not isinstance(entry, dict)
             or not isinstance(entry.get("request"), dict)
             or not isinstance(entry.get("response"), dict)
-            or cache_key(entry["request"]) != key
+            or cache_key(entry["request"], str(entry.get("scope") or "")) != key
         ):
             return None
         return entry
 
-    def put(self, key: str, request: JsonDict, response: JsonDict) -> None:
+    def put(self, key: str, request: JsonDict, response: JsonDict, scope: str = "") -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = canonical_json({"key": key, "request": request, "response": response})
+        entry = {"key": key, "request": request, "response": response}
+        data = canonical_json({**entry, "scope": scope} if scope else entry)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "wb") as f:

@@ -23,13 +23,16 @@ from typing import Any
 
 from . import transport
 from .budget import BUDGET_REACHED, Budget
-from .cache import CallCache, MemoryCache, cache_key, canonical_json
+from .cache import CallCache, MemoryCache, cache_key, call_scope, canonical_json
 from .calls import JsonDict, ModelCall, envelope_problem, refusal_of, usage_tokens
-from .config import ModelConfig, redact, resolve_api_key
+from .config import ModelConfig, redact
+from .netguard import AddressGuard
 
 log = logging.getLogger("policies.llm")
 OFFLINE_MISS = "not in cache (offline mode)"
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+#: The most of a server's words an error message carries (after redaction).
+MAX_ERROR_TEXT = 200
 
 _LIMITERS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _LIMITERS_LOCK = threading.Lock()
@@ -83,7 +86,12 @@ class _Secret:
 
 class ModelClient:
     """One endpoint + model for one run. ``cache``, ``budget`` and ``stats`` may be shared by
-    several clients of the same run (a judge model and an actor model, say)."""
+    several clients of the same run (a judge model and an actor model, say).
+
+    ``api_key``: the key itself (sent as ``Authorization: Bearer``), from the caller — never
+    read from the environment or a file here. ``guard``: which addresses requests may go to
+    (default: public addresses only; `policies.llm.netguard`). ``tenant``: whose answers the
+    cache entries are (`policies.llm.cache.call_scope`)."""
 
     def __init__(
         self,
@@ -91,14 +99,17 @@ class ModelClient:
         cache: CallCache | None = None,
         budget: Budget | None = None,
         stats: CallStats | None = None,
-        environ: Mapping[str, str] | None = None,
+        api_key: str = "",
+        guard: AddressGuard | None = None,
+        tenant: str = "",
     ) -> None:
         self.config = config
         self.cache: CallCache = cache if cache is not None else MemoryCache()
         self.budget = budget if budget is not None else Budget()
         self.stats = stats if stats is not None else CallStats()
-        # ApiKeyError (a ValueError with a clear message) here: the run cannot start.
-        self._key = _Secret("" if config.offline else resolve_api_key(config, environ))
+        self._key = _Secret("" if config.offline else api_key.strip())
+        self._guard = guard if guard is not None else AddressGuard()
+        self.scope = call_scope(config.base_url, tenant)
         self._url = config.base_url.rstrip("/") + "/chat/completions"
 
     def __repr__(self) -> str:
@@ -159,7 +170,7 @@ class ModelClient:
                 ModelCall(purpose, self.config.model, "", False, {}, None, f"bad request: {exc}"),
                 0,
             )
-        key = cache_key(body)
+        key = cache_key(body, self.scope)
 
         def failed(error: str, attempts: int = 0) -> ModelCall:
             call = ModelCall(purpose, self.config.model, key, False, body, None, error)
@@ -177,7 +188,7 @@ class ModelClient:
         if error is not None or response is None:
             return failed(error or "no response", attempts)
         response = json.loads(canonical_json(response))  # exactly what a cache hit returns
-        self.cache.put(key, body, response)
+        self.cache.put(key, body, response, self.scope)
         return self._finish(purpose, key, body, len(data), response, False, attempts)
 
     # -- internals -----------------------------------------------------------------------------
@@ -242,7 +253,9 @@ class ModelClient:
         return h
 
     def _redact(self, text: str) -> str:
-        return redact(text, (self._key.value,))
+        """Secrets out, then bounded: what may be recorded and shown."""
+        text = redact(text, (self._key.value,))
+        return text if len(text) <= MAX_ERROR_TEXT else text[: MAX_ERROR_TEXT - 1] + "…"
 
     def _post(self, data: bytes) -> tuple[JsonDict | None, str | None, int]:
         """(response, error, attempts): retries per `ModelConfig`'s docstring."""
@@ -254,7 +267,9 @@ class ModelClient:
             wait = _backoff(c, attempt)
             with sem:
                 try:
-                    raw = transport.post(c, self._url, data, self._headers(), c.max_response_bytes)
+                    raw = transport.post(
+                        c, self._url, data, self._headers(), c.max_response_bytes, self._guard
+                    )
                 except transport.TransportError as exc:
                     error = self._redact(str(exc))
                     if not exc.retryable or last:
@@ -263,7 +278,7 @@ class ModelClient:
             if raw is not None:
                 if 200 <= raw.status < 300:
                     return self._parse(raw.body, attempt + 1)
-                error = f"HTTP {raw.status}: {self._redact(_snippet(raw.body))}"
+                error = f"HTTP {raw.status}: {self._error_text(raw.status, raw.body)}"
                 if raw.status not in RETRY_STATUSES or last:
                     return None, _attempts(error, attempt), attempt + 1
                 after = retry_after(raw.headers.get("retry-after"))
@@ -279,11 +294,29 @@ class ModelClient:
             time.sleep(wait)
         return None, error, c.max_retries + 1
 
+    def _error_text(self, status: int, body: bytes) -> str:
+        """What an error response says: the ``error.message`` (or ``error``, ``detail``,
+        ``message``) of a JSON body, redacted and bounded; of any other body only its size —
+        its text may be anything a server holds (an internal page, a token)."""
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return _non_json(status, body)
+        text: Any = None
+        if isinstance(data, dict):
+            err = data.get("error")
+            text = err.get("message") if isinstance(err, dict) else err
+            text = text or data.get("detail") or data.get("message")
+        if not isinstance(text, str) or not text.strip():
+            return f"the endpoint answered with a JSON body without a message ({len(body):,} bytes)"
+        text = "".join(ch if ch.isprintable() else "?" for ch in text.strip())
+        return self._redact(text)
+
     def _parse(self, body: bytes, attempts: int) -> tuple[JsonDict | None, str | None, int]:
         try:
             data = json.loads(body)
         except ValueError:
-            return None, f"malformed response: not JSON: {self._redact(_snippet(body))}", attempts
+            return None, f"malformed response: {_non_json(200, body)}", attempts
         problem = envelope_problem(data)
         if problem is not None:
             prefix = "" if problem.startswith("the endpoint") else "malformed response: "
@@ -316,7 +349,7 @@ def retry_after(value: str | None) -> float | None:
     return max(when.timestamp() - time.time(), 0.0)
 
 
-def _snippet(body: bytes) -> str:
-    text = body[:300].decode("utf-8", "replace").strip()
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if text else "(empty body)"
+def _non_json(status: int, body: bytes) -> str:
+    if not body.strip():
+        return f"the endpoint answered with an empty body (HTTP {status})"
+    return f"the endpoint answered with non-JSON (HTTP {status}, {len(body):,} bytes)"

@@ -1,21 +1,30 @@
-"""Per-run model endpoint settings and the API key's handling (SPEC §4 "Model backends").
+"""Per-run model endpoint settings and the scrubbing of secrets (SPEC §4 "Model backends").
 
-`ModelConfig` is plain data that can be stored with an audit run: it holds *where* the key
-comes from (an environment variable's name, or a file path — the ``*_FILE`` convention),
-never the key itself. `resolve_api_key` reads it when a client is built; `redact` scrubs it
-(and any ``user:password@`` in a URL) from every text this package produces.
+`ModelConfig` is plain data that can be stored with an audit run. It holds no key and no
+*source* of a key (no environment variable name, no file path): the key is handed to the
+client by its caller (the app decrypts a project's stored key, `auditor.llm.endpoints`), so
+stored settings can never make a worker read a server secret. `redact` scrubs the key (and
+anything that looks like a key or a credential) from every text this package produces.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-DEFAULT_KEY_ENV = "TA_MODEL_API_KEY"
+#: Fields that named where a key came from; a setting naming them gets this answer.
+KEY_SOURCE_FIELDS = {
+    "api_key": "the key itself is never a setting",
+    "api_key_env": "a server environment variable cannot be named as the key",
+    "api_key_file": "a server file cannot be named as the key",
+}
+KEY_SOURCE_HELP = (
+    "store the key with a model endpoint of the project (owners: the project's Model "
+    "endpoints page, the API or `manage.py model_endpoint`) and name the endpoint"
+)
 StructuredOutput = Literal["json_schema", "json_object", "none"]
 
 
@@ -44,8 +53,6 @@ class ModelConfig:
 
     base_url: str = ""
     model: str = ""
-    api_key_env: str = DEFAULT_KEY_ENV
-    api_key_file: str = ""
     temperature: float = 0.0
     seed: int | None = 0
     max_tokens: int | None = None
@@ -71,11 +78,9 @@ class ModelConfig:
         """From stored settings; unknown keys and a literal ``api_key`` are rejected, so a
         typo never silently runs the defaults and a key never lands in a settings field."""
         values = dict(values or {})
-        if "api_key" in values:
-            raise ValueError(
-                "api_key is not a setting: put the key in the environment variable named by "
-                "api_key_env, or in a file named by api_key_file"
-            )
+        for name, why in KEY_SOURCE_FIELDS.items():
+            if name in values:
+                raise ValueError(f"{name}: {why}; {KEY_SOURCE_HELP}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -97,9 +102,11 @@ def config_problems(c: ModelConfig) -> list[str]:
     if not c.offline:
         if not isinstance(c.base_url, str) or not re.match(r"https?://[^/\s]+", c.base_url):
             out.append(
-                f"base_url: expected an http(s) URL such as http://localhost:8000/v1, "
-                f"got {redact_url(str(c.base_url))!r}"
+                f"base_url: expected an http(s) URL such as https://api.example.com/v1, "
+                f"got {redact_url(str(c.base_url))[:200]!r}"
             )
+        elif "@" in c.base_url.split("://", 1)[1].split("/", 1)[0]:
+            out.append("base_url: credentials in the URL are not allowed")
     for name in ("timeout", "connect_timeout"):
         v = getattr(c, name)
         if not isinstance(v, int | float) or isinstance(v, bool) or not 0 < v <= 3600:
@@ -126,35 +133,23 @@ def config_problems(c: ModelConfig) -> list[str]:
             f"structured_output: expected json_schema, json_object or none, "
             f"got {c.structured_output!r}"
         )
-    if c.api_key_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", c.api_key_env):
-        out.append(f"api_key_env: expected an environment variable name, got {c.api_key_env!r}")
     return out
 
 
-class ApiKeyError(ValueError):
-    """The configured key source cannot be read (the message never holds the key)."""
-
-
-def resolve_api_key(c: ModelConfig, environ: Mapping[str, str] | None = None) -> str:
-    """The key from ``api_key_file`` when set, else from the environment variable
-    ``api_key_env`` (or its ``<NAME>_FILE`` companion); "" when none is configured — local
-    servers (vLLM, Ollama, llama.cpp) usually need none."""
-    env = os.environ if environ is None else environ
-    path = c.api_key_file or (env.get(f"{c.api_key_env}_FILE", "") if c.api_key_env else "")
-    if path:
-        try:
-            with open(path, encoding="utf-8") as f:
-                key = f.read().strip()
-        except OSError as exc:
-            raise ApiKeyError(f"cannot read the API key file {path!r}: {exc.strerror}") from None
-        if not key:
-            raise ApiKeyError(f"the API key file {path!r} is empty")
-        return key
-    return env.get(c.api_key_env, "").strip() if c.api_key_env else ""
-
-
 _USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
-_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"']+")
+_BEARER = re.compile(r"(?i)((?:bearer|basic|token)\s+)[^\s\"',;]+")
+# Shapes of keys and tokens (OpenAI-style, JWTs, long hex or base64 runs) and key=value pairs.
+_KEYLIKE = re.compile(
+    r"(?i)\b(?:sk|pk|rk|api|key|tok)[-_][A-Za-z0-9_\-]{8,}"
+    r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-.]+"
+    r"|\b[A-Fa-f0-9]{32,}\b|\b[A-Za-z0-9+/_\-]{40,}={0,2}"
+)
+_ASSIGNED = re.compile(
+    r"(?i)((?:api[_-]?key|token|secret|password|passwd|authorization)[\"']?\s*[:=]\s*[\"']?)"
+    r"[^\s\"',;&]+"
+)
+#: A secret's parts this long or longer are redacted on their own (a key with lines in it).
+MIN_PART = 6
 
 
 def redact_url(url: str) -> str:
@@ -162,8 +157,16 @@ def redact_url(url: str) -> str:
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with every secret, bearer token and URL credential replaced."""
+    """``text`` with every secret (and each of its lines and words of `MIN_PART` characters or
+    more), bearer tokens, key-shaped strings, ``key=value`` credentials and URL credentials
+    replaced."""
     for s in secrets:
-        if s:
-            text = text.replace(s, "[redacted]")
-    return _BEARER.sub(r"\1[redacted]", redact_url(text))
+        if not s:
+            continue
+        parts = {s, s.strip(), *(p for p in re.split(r"\s+", s) if len(p) >= MIN_PART)}
+        for part in sorted(parts, key=len, reverse=True):
+            if part:
+                text = text.replace(part, "[redacted]")
+    text = _BEARER.sub(r"\1[redacted]", redact_url(text))
+    text = _ASSIGNED.sub(r"\1[redacted]", text)
+    return _KEYLIKE.sub("[redacted]", text)

@@ -21,6 +21,7 @@ from .budget import Budget
 from .cache import CallCache
 from .client import ModelClient
 from .config import ModelConfig
+from .netguard import AddressGuard
 from .prompts import VERDICT_SCHEMA, VERIFIER_SYSTEM, VERIFIER_USER
 
 
@@ -131,13 +132,18 @@ class LLMJudge:
 
 def make_llm_judge(options: dict[str, Any], name: str = "llm") -> LLMJudge:
     """The judge from ``make_judge``-style options: a ready ``client``, or `ModelConfig`
-    fields plus optional ``cache`` and ``budget`` objects."""
+    fields plus optional ``cache``, ``budget``, ``guard`` (`AddressGuard`) and ``key`` (the
+    API key itself, passed by the caller)."""
     opts = dict(options)
     client = opts.pop("client", None)
     cache: CallCache | None = opts.pop("cache", None)
     budget: Budget | None = opts.pop("budget", None)
+    guard: AddressGuard | None = opts.pop("guard", None)
+    key = str(opts.pop("key", "") or "")
     if client is None:
-        client = ModelClient(ModelConfig.from_mapping(opts), cache, budget)
-    elif opts:
+        client = ModelClient(
+            ModelConfig.from_mapping(opts), cache, budget, api_key=key, guard=guard
+        )
+    elif opts or guard is not None or key:
         raise ValueError(f"options given with a client: {sorted(opts)}")
     return LLMJudge(client, name)

@@ -23,6 +23,7 @@ from .client import CallStats, ModelClient
 from .config import ModelConfig
 from .judge import LLMJudge
 from .live_bfcl import continue_live
+from .netguard import AddressGuard
 from .recheck import ModelResponder
 from .twin import TwinGenerator
 
@@ -73,25 +74,36 @@ class LLMSettings:
 
 
 class LLMRun:
+    """``api_key``, ``guard`` and ``tenant`` go to every client (`ModelClient`)."""
+
     def __init__(
         self,
         settings: LLMSettings,
         cache: CallCache | None = None,
-        environ: Mapping[str, str] | None = None,
+        api_key: str = "",
+        guard: AddressGuard | None = None,
+        tenant: str = "",
     ) -> None:
         self.settings = settings
         self.cache = cache if cache is not None else MemoryCache()
         self.budget = Budget(settings.max_calls, settings.max_tokens)
         self.stats = CallStats()
-        self._environ = environ
+        self._key = api_key
+        self._guard = guard
+        self._tenant = tenant
         self._clients: dict[str, ModelClient] = {}
+
+    def __repr__(self) -> str:
+        return f"LLMRun(model={self.settings.endpoint.model!r}, uses={self.settings.uses})"
 
     def client(self, use: str) -> ModelClient:
         model = self.settings.models.get(use) or self.settings.endpoint.model
         c = self._clients.get(model)
         if c is None:
             cfg = self.settings.endpoint.replace(model=model)
-            c = ModelClient(cfg, self.cache, self.budget, self.stats, self._environ)
+            c = ModelClient(
+                cfg, self.cache, self.budget, self.stats, self._key, self._guard, self._tenant
+            )
             self._clients[model] = c
         return c
 

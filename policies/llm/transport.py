@@ -7,6 +7,11 @@ read (streamed, compressed and decompressed alike), the time to the headers, the
 may take to trickle in, and which failures are retried (`policies.llm.client`). The library is
 imported only when a live client is built: the offline path needs nothing beyond the standard
 library.
+
+Where a request may go is `policies.llm.netguard`'s decision: the host is resolved once, every
+address checked, and the connection made to the checked address (the host name still goes in
+the Host header and, for https, in SNI and the certificate check). Redirects are never
+followed: a 3xx is a failed call.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .config import ModelConfig
+from .netguard import AddressGuard, UrlRefused
 
 _CLIENTS: dict[tuple[str, int, bool, float, float], Any] = {}
 
@@ -69,15 +75,43 @@ def _http_client(config: ModelConfig) -> Any:
 
 
 def post(
-    config: ModelConfig, url: str, body: bytes, headers: dict[str, str], limit: int
+    config: ModelConfig,
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    limit: int,
+    guard: AddressGuard | None = None,
 ) -> RawResponse:
-    """POST ``body``; read at most ``limit`` bytes of the response within the time bounds."""
+    """POST ``body`` to the address ``guard`` (default: public addresses only) allows for
+    ``url``; read at most ``limit`` bytes of the response within the time bounds."""
     import httpx2
 
+    guard = guard if guard is not None else AddressGuard()
+    try:
+        target = guard.target(url)
+    except UrlRefused as exc:
+        raise TransportError(f"refused: {exc}", retryable=False) from None
+    except (OSError, UnicodeError) as exc:
+        raise TransportError(
+            f"connection error: cannot resolve the endpoint's host ({type(exc).__name__})",
+            retryable=True,
+        ) from None
+    path = url.split("://", 1)[1]
+    path = path[path.find("/") :] if "/" in path else "/"
+    headers = {**headers, "Host": target.host_header}
+    extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
     client = _http_client(config)
     start = time.monotonic()
     try:
-        with client.stream("POST", url, content=body, headers=headers) as resp:
+        with client.stream(
+            "POST", target.url(path), content=body, headers=headers, extensions=extensions
+        ) as resp:
+            if 300 <= resp.status_code < 400:
+                raise TransportError(
+                    f"the endpoint answered with a redirect (HTTP {resp.status_code}); "
+                    f"redirects are not followed: give the final URL as the base URL",
+                    retryable=False,
+                )
             declared = resp.headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > limit:
                 raise TransportError(
@@ -116,7 +150,7 @@ def post(
         ) from None
     except httpx2.TransportError as exc:
         raise TransportError(
-            f"connection error: {type(exc).__name__}: {exc}"[:300], retryable=True
+            f"connection error: {type(exc).__name__}: {exc}"[:200], retryable=True
         ) from None
     except zlib.error as exc:
         raise TransportError(f"malformed response: bad {encoding} data ({exc})", False) from None

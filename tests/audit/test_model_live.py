@@ -20,6 +20,13 @@ from tests.policies.llm.test_live_bfcl import SOLUTION, failing_actor  # noqa: E
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _loopback_model_server(settings):  # type: ignore[no-untyped-def]
+    """The scripted server listens on 127.0.0.1, which model requests may not reach unless
+    the operator allows it."""
+    settings.TA_MODEL_ALLOWED_HOSTS = "127.0.0.1"
+
+
 @pytest.mark.parametrize(
     "script,expected",
     [(SOLUTION, "rescue"), ([[("cd", {"folder": "nowhere"})]] * 4, "same")],

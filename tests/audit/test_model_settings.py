@@ -1,5 +1,6 @@
-"""A run's model settings from the form, the CLI and the service: what is stored (the key's
-environment variable name, never a key), and a clear error for each bad input."""
+"""A run's model settings from the form, the CLI and the service: what is stored (the project's
+model endpoint by id and name, its URL and model — never a key nor a source of one), and a
+clear error for each bad input."""
 
 from __future__ import annotations
 
@@ -7,53 +8,80 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from auditor.llm.endpoints import endpoint_save
 from auditor.llm.settings import model_settings_from
 from auditor.models import AuditRun
 from auditor.runs.services import AuditRejected, audit_run_create, parse_set_options
+from traces.models import Membership
 
 pytestmark = pytest.mark.django_db
 
-FIELDS = {"base_url": "http://127.0.0.1:8000/v1", "model": "Qwen/Qwen3-8B"}
+URL = "https://models.example.com/v1"
+FIELDS = {"endpoint": "qwen"}
 
 
-def test_no_model_is_an_empty_setting_and_llm_defaults_to_the_verifier_use():
-    assert model_settings_from({}) == {}
-    assert model_settings_from({"base_url": " ", "model": ""}) == {}
-    s = model_settings_from({**FIELDS, "api_key_env": "MY_KEY", "max_calls": "50"}, judge="llm")
+@pytest.fixture(autouse=True)
+def endpoint(project):  # type: ignore[no-untyped-def]
+    """The project's endpoint "qwen" (a public name: it is not resolved when it has none)."""
+    return endpoint_save(
+        project=project, values={"name": "qwen", "base_url": URL, "model": "Qwen/Qwen3-8B"}
+    )
+
+
+def settings_for(project, fields, extra=None, judge="heuristic"):  # type: ignore[no-untyped-def]
+    return model_settings_from(fields, extra, judge=judge, project=project)
+
+
+def test_no_model_is_an_empty_setting_and_llm_defaults_to_the_verifier_use(project, endpoint):
+    assert settings_for(project, {}) == {}
+    assert settings_for(project, {"endpoint": " ", "model": ""}) == {}
+    s = settings_for(project, {**FIELDS, "max_calls": "50"}, judge="llm")
     assert s["uses"] == ["judge"] and s["max_calls"] == 50 and s["max_tokens"] is None
-    assert s["endpoint"]["api_key_env"] == "MY_KEY" and s["endpoint"]["temperature"] == 0
-    s = model_settings_from({**FIELDS, "uses": "twin, recheck"}, {"timeout": 5})
+    assert s["endpoint"]["base_url"] == URL and s["endpoint"]["model"] == "Qwen/Qwen3-8B"
+    assert (s["endpoint_id"], s["endpoint_name"]) == (endpoint.pk, "qwen")
+    assert s["endpoint"]["temperature"] == 0 and "api_key_env" not in s["endpoint"]
+    s = settings_for(project, {**FIELDS, "model": "other", "uses": "twin, recheck"}, {"timeout": 5})
     assert s["uses"] == ["twin", "recheck"] and s["endpoint"]["timeout"] == 5
+    assert s["endpoint"]["model"] == "other"
+    assert settings_for(project, {"endpoint": str(endpoint.pk), "uses": "twin"})["endpoint_id"]
 
 
 @pytest.mark.parametrize(
     "fields,extra,message",
     [
-        ({**FIELDS, "api_key": "sk-x"}, None, "api_key: the key itself is never a setting"),
-        (FIELDS, {"api_key": "sk-x"}, "api_key: the key itself is never a setting"),
-        ({"uses": ["judge"]}, None, "need a model endpoint"),
-        (
-            {**FIELDS, "base_url": "https://u:sk-pw@api.example/v1", "uses": "twin"},
-            None,
-            "base_url: credentials in the URL would be stored",
-        ),
+        ({**FIELDS, "api_key": "sk-x"}, None, "api_key: not accepted"),
+        (FIELDS, {"api_key": "sk-x"}, "api_key: not accepted"),
+        ({**FIELDS, "api_key_env": "DJANGO_SECRET_KEY"}, None, "api_key_env: not accepted"),
+        (FIELDS, {"api_key_file": "/etc/hostname"}, "api_key_file: not accepted"),
+        ({**FIELDS, "base_url": "http://127.0.0.1:9/v1"}, None, "base_url: not accepted"),
+        (FIELDS, {"base_url": "http://x/v1"}, "base_url: not accepted"),
+        ({"uses": ["judge"]}, None, "endpoint: name one of the project's model endpoints"),
+        ({"model": "m"}, None, "endpoint: name one of the project's model endpoints"),
+        ({"endpoint": "nope", "uses": "twin"}, None, "endpoint: the project has no model endpoint"),
         ({**FIELDS}, None, "uses: choose what the model is for"),
         ({**FIELDS, "uses": "judge,telepathy"}, None, "unknown model uses: telepathy"),
-        ({**FIELDS, "base_url": "localhost", "uses": "twin"}, None, "base_url: expected an http"),
         ({**FIELDS, "uses": "twin", "max_calls": "lots"}, None, "max_calls: expected a whole"),
         ({**FIELDS, "uses": "twin", "max_tokens": "-3"}, None, "max_tokens: expected a non-neg"),
-        ({**FIELDS, "uses": "twin", "api_key_env": "NOT A NAME"}, None, "api_key_env: expected"),
         ({**FIELDS, "uses": "twin"}, {"timeout": 0}, "timeout: expected seconds"),
         ({**FIELDS, "uses": "twin"}, {"colour": "red"}, "unknown model settings: colour"),
     ],
 )
-def test_bad_model_settings_say_what_is_wrong(fields, extra, message):
+def test_bad_model_settings_say_what_is_wrong(project, fields, extra, message):
     with pytest.raises(ValueError, match=message):
-        model_settings_from(fields, extra)
+        settings_for(project, fields, extra)
+
+
+def test_another_projects_endpoint_is_unknown(project, django_user_model):
+    from traces.models import Project
+
+    other = Project.objects.create(name="beta")
+    endpoint_save(project=other, values={"name": "theirs", "base_url": URL, "model": "m"})
+    with pytest.raises(ValueError, match="the project has no model endpoint 'theirs'"):
+        settings_for(project, {"endpoint": "theirs", "uses": "twin"})
 
 
 def test_judges_and_their_model(project):
-    s = model_settings_from(FIELDS, judge="llm")
+    s = settings_for(project, FIELDS, judge="llm")
     run = audit_run_create(project=project, judge="openai", model_settings=s, enqueue=False)
     assert run.judge == "llm" and run.model_settings == s  # openai: the llm judge's old name
     with pytest.raises(AuditRejected, match="judge llm: configure a model"):
@@ -71,20 +99,20 @@ def test_set_model_fields_are_endpoint_options():
     assert per_policy == {} and options == {"model.timeout": 20, "model.offline": True}
 
 
-def test_the_form_stores_model_settings_and_shows_errors(client, alice, project):
+def test_the_form_stores_model_settings_and_shows_errors(client, alice, project, endpoint):
     client.force_login(alice)
     url = reverse("auditor:run-new", args=[project.pk])
     page = client.get(url).content.decode()
-    assert 'name="model_base_url"' in page and 'value="recheck"' in page
-    assert 'name="model_api_key"' not in page  # there is no field for the key itself
+    assert 'name="model_endpoint"' in page and 'value="recheck"' in page
+    assert 'value="qwen"' in page
+    for field in ("model_api_key", "model_base_url", "model_api_key_env"):
+        assert f'name="{field}"' not in page  # no URL, no key, no key source
     resp = client.post(
         url,
         {
             "policies": ["twincheck"],
             "judge": "llm",
-            "model_base_url": FIELDS["base_url"],
-            "model_model": FIELDS["model"],
-            "model_api_key_env": "TEAM_KEY",
+            "model_endpoint": "qwen",
             "model_max_calls": "100",
             "model_max_tokens": "20000",
             "model_uses": ["judge", "twin"],
@@ -93,32 +121,74 @@ def test_the_form_stores_model_settings_and_shows_errors(client, alice, project)
     assert resp.status_code == 302
     run = AuditRun.objects.get()
     assert run.judge == "llm" and run.model_settings["uses"] == ["judge", "twin"]
-    assert run.model_settings["endpoint"]["api_key_env"] == "TEAM_KEY"
+    assert run.model_settings["endpoint_id"] == endpoint.pk
+    assert run.model_settings["endpoint"]["base_url"] == URL
     assert (run.model_settings["max_calls"], run.model_settings["max_tokens"]) == (100, 20000)
     resp = client.post(
-        url, {"judge": "llm", "model_base_url": "ftp://x", "model_model": "m", "label": "kept"}
+        url,
+        {
+            "judge": "llm",
+            "model_endpoint": "qwen",
+            "model_api_key_env": "DJANGO_SECRET_KEY",
+            "label": "kept",
+        },
     )
     assert resp.status_code == 400
     body = resp.content.decode()
-    assert "model settings: base_url: expected an http(s) URL" in body
-    assert 'value="kept"' in body and 'value="ftp://x"' in body  # the form keeps what was typed
+    assert "model settings: api_key_env: not accepted" in body
+    assert 'value="kept"' in body  # the form keeps what was typed
+    assert AuditRun.objects.count() == 1
+
+
+def test_only_owners_use_a_model_endpoint_annotators_audit_without(
+    client, project, endpoint, django_user_model
+):
+    annie = django_user_model.objects.create_user("annie", password="pw")
+    Membership.objects.create(project=project, user=annie, role=Membership.Role.ANNOTATOR)
+    client.force_login(annie)
+    url = reverse("auditor:run-new", args=[project.pk])
+    page = client.get(url).content.decode()
+    assert 'name="model_endpoint"' not in page and "qwen" not in page
+    resp = client.post(url, {"judge": "llm", "model_endpoint": "qwen", "model_uses": ["judge"]})
+    assert resp.status_code == 403
+    assert client.post(url, {"policies": ["twincheck"]}).status_code == 302  # no model: fine
+    api = reverse("auditor:api-runs")
+    body = {"project": project.name, "judge": "llm", "model": {"endpoint": "qwen"}}
+    assert client.post(api, body, content_type="application/json").status_code == 403
+    assert AuditRun.objects.filter(model_settings={}).count() == 1
     assert AuditRun.objects.count() == 1
 
 
 def test_the_cli_refuses_a_key_and_creates_no_run(project):
-    with pytest.raises(CommandError, match="api_key: the key itself is never a setting"):
+    with pytest.raises(CommandError, match="api_key: not accepted"):
         call_command(
             "audit",
             "--project",
             project.name,
             "--set",
             "judge=llm",
-            "--model-base-url",
-            FIELDS["base_url"],
-            "--model",
-            "m",
+            "--model-endpoint",
+            "qwen",
             "--set",
             "model.api_key=sk-live-secret",
+            "--inline",
+        )
+    for option, value in (("--model-base-url", "http://x/v1"), ("--api-key-env", "DATABASE_URL")):
+        with pytest.raises(CommandError, match="not accepted"):
+            call_command(
+                "audit", "--project", project.name, "--set", "judge=llm", option, value, "--inline"
+            )
+    with pytest.raises(CommandError, match="api_key_file: not accepted"):
+        call_command(
+            "audit",
+            "--project",
+            project.name,
+            "--set",
+            "judge=llm",
+            "--model-endpoint",
+            "qwen",
+            "--set",
+            "model.api_key_file=/etc/hostname",
             "--inline",
         )
     with pytest.raises(CommandError, match="judge llm: configure a model"):
@@ -127,6 +197,7 @@ def test_the_cli_refuses_a_key_and_creates_no_run(project):
 
 
 def test_the_api_starts_a_model_run_and_refuses_bad_settings(client, alice, charlie, project):
+    """Each field of the old design is a 400 naming it and saying what to use instead."""
     client.force_login(alice)
     url = reverse("auditor:api-runs")
     body = {
@@ -135,7 +206,6 @@ def test_the_api_starts_a_model_run_and_refuses_bad_settings(client, alice, char
         "judge": "llm",
         "model": {
             **FIELDS,
-            "api_key_env": "TEAM_KEY",
             "max_calls": 10,
             "uses": ["judge", "twin"],
             "options": {"timeout": 15},
@@ -150,13 +220,20 @@ def test_the_api_starts_a_model_run_and_refuses_bad_settings(client, alice, char
     assert run.model_settings["max_calls"] == 10 and data["model_settings"] == run.model_settings
     assert client.get(data["status_url"]).json()["run"] == run.pk
 
-    bad = {**body, "model": {**body["model"], "api_key": "sk-live-secret"}}
+    for field, value in (
+        ("api_key", "sk-live-secret"),
+        ("api_key_env", "DJANGO_SECRET_KEY"),
+        ("api_key_file", "/etc/hostname"),
+        ("base_url", "http://127.0.0.1:5432/"),
+    ):
+        bad = {**body, "model": {**body["model"], field: value}}
+        r = client.post(url, bad, content_type="application/json")
+        text = r.content.decode()
+        assert r.status_code == 400 and f"{field}: not accepted" in text, text
+        assert "endpoint" in text and value not in text
+    bad = {**body, "model": {**body["model"], "options": {"api_key_file": "/etc/hostname"}}}
     r = client.post(url, bad, content_type="application/json")
-    assert r.status_code == 400 and "the key itself is never a setting" in r.content.decode()
-    assert "sk-live-secret" not in r.content.decode()
-    bad = {**body, "model": {**body["model"], "base_url": "nope"}}
-    r = client.post(url, bad, content_type="application/json")
-    assert r.status_code == 400 and "base_url: expected an http(s) URL" in r.content.decode()
+    assert r.status_code == 400 and "api_key_file: not accepted" in r.content.decode()
     r = client.post(url, {**body, "judge": "oracle"}, content_type="application/json")
     assert r.status_code == 400
     assert AuditRun.objects.count() == 1
@@ -169,9 +246,9 @@ def test_the_api_starts_a_model_run_and_refuses_bad_settings(client, alice, char
 def test_comparing_runs_shows_their_model_settings(project):
     from auditor.runs.selectors import settings_diff
 
-    base = model_settings_from(FIELDS, judge="llm")
+    base = settings_for(project, FIELDS, judge="llm")
     a = audit_run_create(project=project, judge="llm", model_settings=base, enqueue=False)
-    other = model_settings_from({**FIELDS, "model": "gpt-oss-120b", "uses": "judge,live"})
+    other = settings_for(project, {**FIELDS, "model": "gpt-oss-120b", "uses": "judge,live"})
     b = audit_run_create(project=project, judge="llm", model_settings=other, enqueue=False)
     changed = {d["key"]: (d["a"], d["b"]) for d in settings_diff(a, b) if d["changed"]}
     assert changed == {
@@ -180,4 +257,4 @@ def test_comparing_runs_shows_their_model_settings(project):
     }
     plain = audit_run_create(project=project, enqueue=False)
     changed = {d["key"] for d in settings_diff(plain, a) if d["changed"]}
-    assert {"judge", "model.base_url", "model.uses"} <= changed
+    assert {"judge", "model.base_url", "model.uses", "model.endpoint_name"} <= changed

@@ -19,6 +19,13 @@ from traces.services import upload_create, upload_process
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _loopback_model_server(settings):  # type: ignore[no-untyped-def]
+    """The scripted server listens on 127.0.0.1, which model requests may not reach unless
+    the operator allows it."""
+    settings.TA_MODEL_ALLOWED_HOSTS = "127.0.0.1"
+
+
 def scripted(body: dict[str, Any]) -> Reply:
     if body.get("response_format"):  # claim elicitation: one checkable claim per reply
         return Reply.text(
@@ -81,7 +88,7 @@ def test_claims_and_recheck_uses_run_through_the_app(project):
     assert usage.made == server.count + usage.cache_hits and usage.failures == 0
 
 
-def test_an_offline_rerun_from_the_database_cache_needs_no_endpoint(project):
+def test_an_offline_rerun_from_the_database_cache_makes_no_request(project):
     from tests.integration.test_worker_llm_audit import decisions, lock_traces
     from tests.policies.llm.scripts import verifier_against
 
@@ -108,7 +115,8 @@ def test_an_offline_rerun_from_the_database_cache_needs_no_endpoint(project):
     finally:
         server.stop()
     assert server.count == 6
-    offline = run_with({"offline": True})  # no base URL, no key, no network
+    # the same endpoint's answers (the cache is keyed by its URL), no request, no key
+    offline = run_with({"base_url": server.url, "offline": True})
     assert decisions(offline) == decisions(online)
     usage = RunModelUsage.objects.get(run=offline)
     assert (usage.cache_hits, usage.http_requests, usage.failures) == (6, 0, 0)
@@ -117,7 +125,10 @@ def test_an_offline_rerun_from_the_database_cache_needs_no_endpoint(project):
         project=project,
         policies=["twincheck"],
         judge="llm",
-        model_settings={"endpoint": {"model": "judge-2", "offline": True}, "uses": ["judge"]},
+        model_settings={
+            "endpoint": {"model": "judge-2", "base_url": server.url, "offline": True},
+            "uses": ["judge"],
+        },
         enqueue=False,
     )
     audit_run_start(run_id=other.pk, inline=True)

@@ -1,6 +1,7 @@
-"""Real Chromium, a real Celery worker and the scripted model server: a user starts an audit
-with the llm judge from the form, watches it finish, reads the model-call card and TwinCheck's
-per-certificate table, and opens a call's prompt and response on the trace page."""
+"""Real Chromium, a real Celery worker and the scripted model server: an owner adds the
+project's model endpoint (its key is never shown again), starts an audit with the llm judge from
+the form, watches it finish, reads the model-call card and TwinCheck's per-certificate table,
+and opens a call's prompt and response on the trace page."""
 
 from __future__ import annotations
 
@@ -33,18 +34,31 @@ def test_llm_audit_from_the_form_to_the_trace_page(
     lock_project,  # noqa: F811
     alice,
     tmp_path,
+    settings,
 ):
+    # The scripted server is on loopback: allowed here and in the session's worker.
+    settings.TA_MODEL_ALLOWED_HOSTS = "127.0.0.1"
+    key = "sk-browser-owner-key-0123456789abcd"
     server = FakeOpenAI(verifier_against("unlock_account")).start()
     try:
         errors = watch(page)
         login(page, live_server, "alice", "alice-pw")
+        page.goto(f"{live_server.url}/projects/{lock_project.pk}/")
+        page.click("#model-endpoints-link")
+        page.fill("#ep_name", "judge")
+        page.fill("#ep_base_url", server.url)
+        page.fill("#ep_model", "judge-1")
+        page.fill("#ep_key", key)
+        page.click("#endpoint-form button[type=submit]")
+        row = page.locator("#endpoints tr[data-endpoint=judge]")
+        assert "stored (…abcd)" in row.inner_text()
+        assert key not in page.content() and key[:-4] not in page.content()
+        shot(page, tmp_path, "model-endpoints.png")
         page.goto(f"{live_server.url}/projects/{lock_project.pk}/audits/new/")
         for p in ("checklist", "vrr", "commit"):
             page.uncheck(f"input[name=policies][value={p}]")
         page.select_option("#judge", "llm")
-        page.fill("#model_base_url", server.url)
-        page.fill("#model_model", "judge-1")
-        page.fill("#model_api_key_env", "TA_MODEL_API_KEY")
+        page.select_option("#model_endpoint", "judge")
         page.fill("#model_max_calls", "100")
         page.check("input[name=model_uses][value=judge]")
         shot(page, tmp_path, "run-new-model.png")
@@ -70,6 +84,8 @@ def test_llm_audit_from_the_form_to_the_trace_page(
         shot(page, tmp_path, "trace-model-calls.png")
         assert errors == []
         assert server.count == 2 * N_TRACES
+        assert {r.headers["Authorization"] for r in server.requests} == {f"Bearer {key}"}
+        assert key not in page.content()
     finally:
         server.stop()
 

@@ -1,23 +1,23 @@
 """Model-backed audits through a real Celery worker process, PostgreSQL and Redis, against the
 scripted OpenAI-compatible server: the llm judge decides through the worker, a re-run is served
 from the database cache with zero HTTP requests and byte-identical results, a broken endpoint
-fails only the decisions it served, the budget stops model calls cleanly, and the API key is in
-no row, record, page or `audit --json`."""
+fails only the decisions it served, the budget stops model calls cleanly, and the API key (stored
+encrypted with the project's model endpoint) is in no row, record, page or `audit --json`."""
 
 from __future__ import annotations
 
 import io
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from auditor.models import AuditResult, AuditRun, ModelCallRecord, RunModelUsage
-from auditor.runs.services import audit_run_create
+from auditor.llm.endpoints import endpoint_save
+from auditor.models import AuditResult, AuditRun, ModelCallRecord, ModelEndpoint, RunModelUsage
+from auditor.runs.services import audit_run_create, audit_run_start
 from tests.conftest import wait_for
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.ingest.helpers import jsonl
@@ -39,11 +39,12 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture()
-def key_file(tmp_path: Path) -> str:
-    # A file the worker reads (the session worker's environment is fixed at its start).
-    path = tmp_path / "model-key"
-    path.write_text(KEY + "\n")
-    return str(path)
+def endpoint(project, server: FakeOpenAI, settings) -> ModelEndpoint:  # type: ignore[no-untyped-def]
+    """The project's endpoint at the scripted server, with the key stored encrypted. Loopback
+    is allowed here and in the session's worker (tests/conftest.py) for the scripted server."""
+    settings.TA_MODEL_ALLOWED_HOSTS = "127.0.0.1"
+    values = {"name": "judge", "base_url": server.url, "model": "judge-1", "key": KEY}
+    return endpoint_save(project=project, values=values)
 
 
 def lock_traces(n: int) -> bytes:
@@ -69,17 +70,17 @@ def lock_project(project):  # type: ignore[no-untyped-def]
     return project
 
 
-def model_settings(server: FakeOpenAI, key_file: str, **kw: Any) -> dict[str, Any]:
+def model_settings(ep: ModelEndpoint, **kw: Any) -> dict[str, Any]:
     endpoint = {
-        "base_url": server.url,
+        "base_url": ep.base_url,
         "model": "judge-1",
-        "api_key_file": key_file,
         "timeout": 1.0,
         "max_retries": 0,
         "backoff_base": 0.01,
         **kw.pop("endpoint", {}),
     }
-    return {"endpoint": endpoint, "uses": ["judge"], **kw}
+    ref = {"endpoint_id": ep.pk, "endpoint_name": ep.name}
+    return {"endpoint": endpoint, "uses": ["judge"], **ref, **kw}
 
 
 def run_to_done(project, settings: dict[str, Any]) -> AuditRun:  # type: ignore[no-untyped-def]
@@ -106,10 +107,10 @@ def decisions(run: AuditRun) -> list[tuple[str, str, bytes]]:
 
 
 def test_llm_judge_through_the_worker_rerun_from_cache_and_no_key_anywhere(
-    celery_worker_process, lock_project, server, key_file, client, alice
+    celery_worker_process, lock_project, server, endpoint, client, alice
 ):
     server.responder = verifier_against("unlock_account")
-    settings = model_settings(server, key_file)
+    settings = model_settings(endpoint)
     first = run_to_done(lock_project, settings)
     assert first.error_count == 0
     # Two orientations per held certificate, each a real request with the key in its header.
@@ -162,12 +163,12 @@ def test_llm_judge_through_the_worker_rerun_from_cache_and_no_key_anywhere(
         "twincheck",
         "--set",
         "judge=llm",
-        "--model-base-url",
-        server.url,
-        "--model",
-        "judge-1",
+        "--model-endpoint",
+        "judge",
         "--set",
-        f"model.api_key_file={key_file}",
+        "model.timeout=1",
+        "--set",
+        "model.max_retries=0",
         "--inline",
         "--json",
         stdout=out,
@@ -186,12 +187,13 @@ def test_llm_judge_through_the_worker_rerun_from_cache_and_no_key_anywhere(
         default=str,
     )
     for text in (stored, page, trace_page, out.getvalue()):
-        assert KEY not in text
-    assert key_file in stored  # what is stored is where the key is, not the key
+        assert KEY not in text and endpoint.key_encrypted not in text
+    assert '"endpoint_name": "judge"' in stored  # what is stored is which endpoint, not its key
+    assert ModelEndpoint.objects.get().key_encrypted and KEY not in endpoint.key_encrypted
 
 
 def test_a_broken_endpoint_fails_only_the_decisions_it_served(
-    celery_worker_process, lock_project, server, key_file
+    celery_worker_process, lock_project, server, endpoint
 ):
     sensible = verifier_against("unlock_account")
 
@@ -206,7 +208,7 @@ def test_a_broken_endpoint_fails_only_the_decisions_it_served(
         return sensible(body)
 
     server.responder = broken
-    run = run_to_done(lock_project, model_settings(server, key_file))
+    run = run_to_done(lock_project, model_settings(endpoint))
     assert run.error_count == 0 and run.traces_done == N_TRACES  # the run completes
     by_trace = {
         r.trace.external_id: r for r in AuditResult.objects.filter(run=run).select_related("trace")
@@ -225,10 +227,10 @@ def test_a_broken_endpoint_fails_only_the_decisions_it_served(
 
 
 def test_the_budget_stops_model_calls_and_the_run_says_so(
-    celery_worker_process, lock_project, server, key_file, client, alice
+    celery_worker_process, lock_project, server, endpoint, client, alice
 ):
     server.responder = verifier_against("unlock_account")
-    run = run_to_done(lock_project, model_settings(server, key_file, max_calls=2))
+    run = run_to_done(lock_project, model_settings(endpoint, max_calls=2))
     assert run.error_count == 0 and run.traces_done == N_TRACES
     assert server.count == 2
     usage = RunModelUsage.objects.get(run=run)
@@ -245,11 +247,38 @@ def test_the_budget_stops_model_calls_and_the_run_says_so(
     assert "Model budget reached (2 of 2 model calls)" in page
 
 
-def test_an_unreadable_key_file_fails_the_traces_with_the_reason(
-    celery_worker_process, lock_project, server, tmp_path
+def test_a_removed_or_moved_endpoint_fails_the_traces_with_the_reason(
+    celery_worker_process, lock_project, server, endpoint
 ):
-    missing = str(tmp_path / "no-such-key")
-    run = run_to_done(lock_project, model_settings(server, missing))
-    assert run.error_count == N_TRACES and server.count == 0
-    errors = set(run.items.values_list("error", flat=True))
-    assert errors == {f"model: cannot read the API key file {missing!r}: No such file or directory"}
+    """A key is only ever sent to the URL its owner saved it with: a run whose endpoint was
+    removed, or now points elsewhere, fails its traces with the reason and sends nothing."""
+    moved = audit_run_create(
+        project=lock_project,
+        policies=["twincheck"],
+        judge="llm",
+        model_settings=model_settings(endpoint),
+        enqueue=False,
+    )
+    ModelEndpoint.objects.filter(pk=endpoint.pk).update(base_url=server.url + "/other")
+    audit_run_start(run_id=moved.pk)
+    wait_for(lambda: AuditRun.objects.get(pk=moved.pk).is_finished, timeout=120)
+    moved.refresh_from_db()
+    assert moved.error_count == N_TRACES and server.count == 0
+    assert set(moved.items.values_list("error", flat=True)) == {
+        "model: the model endpoint 'judge' points to another URL than when the run was "
+        "started; start a new audit"
+    }
+    gone = audit_run_create(
+        project=lock_project,
+        policies=["twincheck"],
+        judge="llm",
+        model_settings=model_settings(endpoint),
+        enqueue=False,
+    )
+    ModelEndpoint.objects.filter(pk=endpoint.pk).delete()
+    audit_run_start(run_id=gone.pk)
+    wait_for(lambda: AuditRun.objects.get(pk=gone.pk).is_finished, timeout=120)
+    gone.refresh_from_db()
+    assert gone.error_count == N_TRACES and server.count == 0
+    errors = set(gone.items.values_list("error", flat=True))
+    assert errors == {"model: the model endpoint 'judge' no longer exists"}

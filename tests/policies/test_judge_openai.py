@@ -12,6 +12,7 @@ import pytest
 from policies.audit import audit_trace
 from policies.judge_registry import make_judge
 from policies.llm.judge import LLMJudge, parse_verdict
+from policies.llm.netguard import AddressGuard
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 from ._build import lock_unlock_trace
@@ -20,8 +21,7 @@ KEY = "sk-alias-test-secret"
 
 
 @pytest.fixture()
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    monkeypatch.setenv("TA_MODEL_API_KEY", KEY)
+def server() -> Iterator[FakeOpenAI]:
     s = FakeOpenAI().start()
     yield s
     s.stop()
@@ -46,7 +46,16 @@ def sensible(body: dict[str, Any]) -> Reply:
 
 
 def options(server: FakeOpenAI, **kw: Any) -> dict[str, Any]:
-    return {"base_url": server.url, "model": "judge-1", "timeout": 2.0, "max_retries": 0, **kw}
+    # The key is the caller's (never read from the environment); loopback is allowed explicitly.
+    return {
+        "base_url": server.url,
+        "model": "judge-1",
+        "timeout": 2.0,
+        "max_retries": 0,
+        "key": KEY,
+        "guard": AddressGuard(["127.0.0.1"]),
+        **kw,
+    }
 
 
 def test_openai_alias_builds_the_llm_judge(server: FakeOpenAI) -> None:
@@ -79,14 +88,14 @@ def test_both_orientations_are_asked_blind_and_the_gate_replaces(server: FakeOpe
 def test_the_llm_name_refuses_a_literal_api_key(server: FakeOpenAI) -> None:
     from policies.llm.judge import make_llm_judge
 
-    with pytest.raises(ValueError, match="api_key is not a setting"):
+    with pytest.raises(ValueError, match="api_key: the key itself is never a setting"):
         make_llm_judge(options(server, api_key=KEY))
 
 
 def test_the_openai_alias_refuses_a_literal_api_key_too(server: FakeOpenAI) -> None:
-    """The app's old in-memory key path (TA_JUDGE_API_KEY) is gone: a run names the
-    environment variable that holds the key, for both names of the judge."""
-    with pytest.raises(ValueError, match="api_key is not a setting"):
+    """No key in the judge's settings (they may be stored): the key is handed to the client
+    by its caller, for both names of the judge."""
+    with pytest.raises(ValueError, match="api_key: the key itself is never a setting"):
         audit_trace(
             lock_unlock_trace(),
             ("twincheck",),
@@ -126,7 +135,12 @@ def test_connection_refused_is_a_judge_error() -> None:
     from policies.judges import PairRequest, Proposal
 
     judge = make_judge(
-        "openai", base_url="http://127.0.0.1:9/v1", model="m", timeout=0.5, max_retries=0
+        "openai",
+        base_url="http://127.0.0.1:9/v1",
+        model="m",
+        timeout=0.5,
+        max_retries=0,
+        guard=AddressGuard(["127.0.0.1"]),
     )
     v = judge.judge(PairRequest("p", "actor_first", Proposal("delete"), Proposal("delete"), ""))
     assert v.error is not None and v.error.startswith("connection error") and v.prefer is None

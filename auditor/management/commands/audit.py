@@ -1,18 +1,19 @@
 """`python manage.py audit --project NAME [--policies twincheck,checklist,vrr,commit]
-[--set KEY=VALUE ...] [--model-base-url URL --model NAME [--api-key-env VAR] [--max-calls N]
-[--max-tokens N] [--uses judge,twin,live,claims,recheck]] [--inline] [--json] [--progress]`
+[--set KEY=VALUE ...] [--model-endpoint NAME [--model NAME] [--max-calls N] [--max-tokens N]
+[--uses judge,twin,live,claims,recheck]] [--inline] [--json] [--progress]`
 
 Keys for --set: `POLICY.SETTING=VALUE` (e.g. `twincheck.min_confidence=0.8`,
 `checklist.schedule=on_demand`), `judge=heuristic|llm|human|recorded` (`openai` = `llm`),
 `environment=auto|none|bfcl`, `label=TEXT`, filters `model=`, `benchmark=`, `category=`,
 `agent=`, `upload=ID`, and `model.FIELD=VALUE` for any other model endpoint field
-(`model.timeout=20`, `model.offline=true`; docs/models.md). The key is never an option: name
-its environment variable with --api-key-env. Without --inline the run is queued for Celery
-workers and followed.
+(`model.timeout=20`, `model.offline=true`; docs/models.md). The model endpoint (URL and key) is
+one of the project's (`manage.py model_endpoint`); a URL or a key source is never an option here.
+Without --inline the run is queued for Celery workers and followed.
 """
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import os
 import sys
@@ -58,11 +59,13 @@ class Command(BaseCommand):
         parser.add_argument("--policies", default=",".join(POLICIES))
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
         model = parser.add_argument_group("model (docs/models.md)")
-        model.add_argument("--model-base-url", default="", help="e.g. http://localhost:8000/v1")
-        model.add_argument("--model", default="", help="the model name the server knows")
         model.add_argument(
-            "--api-key-env", default="", help="NAME of the env var holding the key (or NAME_FILE)"
+            "--model-endpoint", default="", help="one of the project's model endpoints (name)"
         )
+        model.add_argument("--model", default="", help="another model than the endpoint's default")
+        # The old design's options, refused with what to use instead.
+        model.add_argument("--model-base-url", default=None, help=argparse.SUPPRESS)
+        model.add_argument("--api-key-env", default=None, help=argparse.SUPPRESS)
         model.add_argument("--max-calls", default="", help="budget: model calls")
         model.add_argument("--max-tokens", default="", help="budget: tokens")
         model.add_argument("--uses", default="", help="comma list: judge,twin,live,claims,recheck")
@@ -85,17 +88,22 @@ class Command(BaseCommand):
             per_policy, options = parse_set_options(opts["set"])
             judge = str(options.get("judge", "heuristic"))
             try:
+                fields = {
+                    "endpoint": opts["model_endpoint"],
+                    "model": opts["model"],
+                    "max_calls": opts["max_calls"],
+                    "max_tokens": opts["max_tokens"],
+                    "uses": opts["uses"],
+                }
+                if opts["model_base_url"] is not None:
+                    fields["base_url"] = opts["model_base_url"]
+                if opts["api_key_env"] is not None:
+                    fields["api_key_env"] = opts["api_key_env"]
                 model_settings = model_settings_from(
-                    {
-                        "base_url": opts["model_base_url"],
-                        "model": opts["model"],
-                        "api_key_env": opts["api_key_env"],
-                        "max_calls": opts["max_calls"],
-                        "max_tokens": opts["max_tokens"],
-                        "uses": opts["uses"],
-                    },
+                    fields,
                     {k[6:]: v for k, v in options.items() if k.startswith("model.")},
                     judge=judge,
+                    project=project,
                 )
             except ValueError as exc:
                 raise AuditRejected(f"model settings: {exc}") from exc

@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 
 from policies.llm import ModelClient, ModelConfig
+from policies.llm.netguard import AddressGuard
 from tests.fakes.openai_server import FakeOpenAI
 
 KEY = "sk-test-0123456789-secret"
-ENV = {"TA_MODEL_API_KEY": KEY}
+# The scripted server listens on loopback, which model requests may not reach by default.
+LOCAL = AddressGuard(["127.0.0.1"])
 
 
 @pytest.fixture()
@@ -36,4 +38,4 @@ def config(server: FakeOpenAI, **kw: Any) -> ModelConfig:
 
 def client(server: FakeOpenAI, **kw: Any) -> ModelClient:
     extra = {k: kw.pop(k) for k in ("cache", "budget", "stats") if k in kw}
-    return ModelClient(config(server, **kw), environ=ENV, **extra)
+    return ModelClient(config(server, **kw), api_key=KEY, guard=LOCAL, **extra)

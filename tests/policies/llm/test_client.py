@@ -12,10 +12,10 @@ import pytest
 
 from policies.llm import BUDGET_REACHED, Budget, FileCache, MemoryCache, ModelConfig, cache_key
 from policies.llm.client import ModelClient, retry_after
-from policies.llm.config import ApiKeyError, redact, resolve_api_key
+from policies.llm.config import redact
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-from .conftest import ENV, KEY, client, config
+from .conftest import KEY, LOCAL, client, config
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -26,7 +26,7 @@ def test_a_call_returns_response_key_and_tokens_and_is_cached(server: FakeOpenAI
     first = c.chat(HI, purpose="test")
     assert first.ok and first.text == "hello" and not first.cached
     assert first.tokens == 10 and not first.tokens_estimated
-    assert first.key == cache_key(server.bodies()[0])
+    assert first.key == cache_key(server.bodies()[0], c.scope)
     again = c.chat(HI, purpose="test")
     assert again.cached and again.text == "hello" and again.response == first.response
     assert server.count == 1
@@ -58,19 +58,23 @@ def test_request_carries_model_parameters_and_the_key_only_in_the_header(
         assert KEY not in text
 
 
-def test_key_from_a_file(tmp_path: Path) -> None:
-    f = tmp_path / "key"
-    f.write_text(KEY + "\n")
-    assert resolve_api_key(ModelConfig(model="m", offline=True, api_key_file=str(f))) == KEY
-    env = {"TA_MODEL_API_KEY_FILE": str(f)}
-    assert resolve_api_key(ModelConfig(model="m", offline=True), env) == KEY
-    with pytest.raises(ApiKeyError, match="cannot read"):
-        resolve_api_key(ModelConfig(model="m", offline=True, api_key_file=str(tmp_path / "no")))
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("api_key", KEY, "api_key: the key itself is never a setting"),
+        ("api_key_env", "DJANGO_SECRET_KEY", "api_key_env: a server environment variable"),
+        ("api_key_file", "/etc/hostname", "api_key_file: a server file cannot be named"),
+    ],
+)
+def test_settings_name_no_key_and_no_source_of_one(field: str, value: str, message: str) -> None:
+    """Settings cannot make a client read an environment variable or a file: the key is
+    handed over by the caller only."""
+    with pytest.raises(ValueError, match=message) as exc:
+        ModelConfig.from_mapping({"model": "m", "base_url": "https://x.example/v1", field: value})
+    assert "model endpoint" in str(exc.value) and KEY not in str(exc.value)
 
 
-def test_settings_reject_a_literal_key_unknown_fields_and_bad_values() -> None:
-    with pytest.raises(ValueError, match="api_key is not a setting"):
-        ModelConfig.from_mapping({"model": "m", "base_url": "http://x/v1", "api_key": KEY})
+def test_settings_reject_unknown_fields_and_bad_values() -> None:
     with pytest.raises(ValueError, match="unknown model settings: modle"):
         ModelConfig.from_mapping({"modle": "m"})
     with pytest.raises(ValueError, match="base_url") as exc:
@@ -87,14 +91,14 @@ def test_redact_scrubs_keys_bearer_tokens_and_url_credentials() -> None:
 
 
 def test_an_error_body_echoing_the_key_is_redacted(server: FakeOpenAI) -> None:
-    server.queue(Reply.error(401, body=f"bad key {KEY}".encode()))
+    server.queue(Reply.json({"error": {"message": f"bad key {KEY}"}}, status=401))
     call = client(server).chat(HI, purpose="test")
     assert call.error is not None and call.error.startswith("HTTP 401")
     assert KEY not in call.error and "[redacted]" in call.error
 
 
 HOSTILE = [
-    (Reply.garbage(), "malformed response: not JSON"),
+    (Reply.garbage(), "malformed response: the endpoint answered with non-JSON (HTTP 200"),
     (Reply.json({"choices": []}), "malformed response: no choices"),
     (Reply.json({"choices": [{"message": {"content": 3}}]}), "malformed response"),
     (Reply.json([1, 2]), "malformed response: expected a JSON object"),
@@ -232,7 +236,8 @@ def test_offline_mode_serves_the_cache_and_fails_a_miss_without_a_request(
 ) -> None:
     server.queue(Reply.text("cached"))
     client(server, cache=FileCache(tmp_path)).chat(HI, purpose="t")
-    off = ModelClient(ModelConfig(model="fake-model", offline=True), cache=FileCache(tmp_path))
+    offline = ModelConfig(model="fake-model", offline=True, base_url=server.url)
+    off = ModelClient(offline, cache=FileCache(tmp_path))
     assert off.chat(HI, purpose="t").text == "cached"
     miss = off.chat([{"role": "user", "content": "new"}], purpose="t")
     assert miss.error == "not in cache (offline mode)" and server.count == 1
@@ -281,7 +286,9 @@ def test_concurrent_requests_per_endpoint_are_bounded(server: FakeOpenAI) -> Non
     assert server.count == 6 and live["max"] == 2
 
 
-def test_environment_key_is_read_per_client(server: FakeOpenAI) -> None:
-    server.queue(Reply.text("ok"))
-    ModelClient(config(server), environ={**ENV, "TA_MODEL_API_KEY": "other"}).chat(HI, purpose="t")
+def test_the_key_is_the_one_each_client_is_given(server: FakeOpenAI) -> None:
+    server.queue(Reply.text("ok"), Reply.text("ok"))
+    ModelClient(config(server), api_key="other", guard=LOCAL).chat(HI, purpose="t")
+    ModelClient(config(server), guard=LOCAL).chat(HI, purpose="t2")
     assert server.requests[0].headers["Authorization"] == "Bearer other"
+    assert "Authorization" not in server.requests[1].headers

@@ -237,7 +237,6 @@ def test_rerun_from_the_cache_makes_no_request_and_is_byte_identical(
         SOLUTION,
         cache=FileCache(tmp_path / "cache"),
         offline=True,
-        base_url="",
     )
     assert server.count == n  # zero HTTP calls
     dump = [json.dumps(x, sort_keys=True).encode() for x in (first, again, offline)]

@@ -20,7 +20,7 @@ from policies.trace import Trace
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 from .._build import lock_unlock_trace, pushback_trace
-from .conftest import ENV
+from .conftest import KEY, LOCAL
 from .scripts import is_verifier, verifier_against
 
 pytest.importorskip("bfcl_eval")
@@ -106,7 +106,7 @@ def test_rerun_from_cache_is_byte_identical_and_makes_no_request(
 ) -> None:
     server.responder = responder
     cache_dir = tmp_path / "cache"
-    first_run = LLMRun(settings(server.url), FileCache(cache_dir), ENV)
+    first_run = LLMRun(settings(server.url), FileCache(cache_dir), KEY, LOCAL)
     first = audit(first_run)
     n = server.count
     assert n > 10
@@ -114,9 +114,10 @@ def test_rerun_from_cache_is_byte_identical_and_makes_no_request(
     models = {b["model"] for b in server.bodies()}
     assert models == {"fake-model", "actor-model"}  # the live actor has its own model
 
-    again_run = LLMRun(settings(server.url), FileCache(cache_dir), ENV)
+    again_run = LLMRun(settings(server.url), FileCache(cache_dir), KEY, LOCAL)
     again = audit(again_run)
-    offline_run = LLMRun(settings("", endpoint={"offline": True}), FileCache(cache_dir), environ={})
+    # Offline: the same endpoint's answers (the cache is keyed by the endpoint's URL too).
+    offline_run = LLMRun(settings(server.url, endpoint={"offline": True}), FileCache(cache_dir))
     offline = audit(offline_run)
     assert server.count == n  # zero HTTP requests on re-runs
     assert first == again == offline
@@ -151,7 +152,8 @@ def test_hostile_endpoint_fails_only_the_affected_decisions(server: FakeOpenAI) 
     server.responder = answer
     run = LLMRun(
         settings(server.url, endpoint={"timeout": 0.3, "max_response_bytes": 1_000_000}),
-        environ=ENV,
+        api_key=KEY,
+        guard=LOCAL,
     )
     auditor = Auditor(("twincheck",), judge=run.judge())
     start = time.monotonic()
@@ -160,7 +162,7 @@ def test_hostile_endpoint_fails_only_the_affected_decisions(server: FakeOpenAI) 
     assert results["t0"].record["decisions"][0]["gate"]["replace"] is True
     reasons = {tid: r.record["decisions"][0]["judgments"][0]["error"] for tid, r in results.items()}
     assert reasons["t0"] is None
-    assert reasons["t1"].startswith("malformed response: not JSON")
+    assert reasons["t1"].startswith("malformed response: the endpoint answered with non-JSON")
     assert reasons["t2"].startswith("response too large")
     assert reasons["t3"].startswith("timeout")
     assert reasons["t4"].startswith("HTTP 500")
@@ -188,7 +190,7 @@ def test_settings_reject_unknown_uses_and_keys() -> None:
 
 def test_budget_stop_is_reported_for_the_run(server: FakeOpenAI) -> None:
     server.responder = responder
-    run = LLMRun(settings(server.url, max_calls=1), environ=ENV)
+    run = LLMRun(settings(server.url, max_calls=1), api_key=KEY, guard=LOCAL)
     res = audit_trace(lock_unlock_trace(), ("twincheck",), judge=run.judge())["twincheck"]
     rec = res.record["decisions"][0]
     assert rec["judgments"][1]["error"] == "budget reached"
