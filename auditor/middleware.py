@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from common.request_input import BadInput, check_pairs, text_problem
 from traces.services import UploadRejected, upload_size_check
 
 
@@ -96,3 +97,37 @@ def _answer(request: HttpRequest, status: int, message: str) -> HttpResponse:
     if _is_api(request):
         return JsonResponse({"detail": message, "error": message}, status=status)
     return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class InputHygieneMiddleware:
+    """Refuses, with a 400 naming the parameter, query strings and form fields holding what the
+    app cannot store or echo (`common.request_input`: NUL, lone surrogates) — for every page and
+    every API view at once, not view by view. It looks at form fields only after the body gate
+    (`BodyGateMiddleware`) has let the body in, and leaves the API's bodies to its parsers
+    (csrf-exempt views parse their own body after authenticating the client)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        problem = text_problem(request.path)
+        if problem:
+            return _answer(request, 400, f"the URL: {problem} are not allowed")
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):  # type: ignore[no-untyped-def]
+        try:
+            check_pairs(request.GET.lists(), "query parameter")
+            if (
+                request.method in ("POST", "PUT", "PATCH")
+                and not getattr(view_func, "csrf_exempt", False)
+                and request.content_type in FORM_TYPES
+            ):
+                check_pairs(request.POST.lists(), "form field")
+                check_pairs(request.FILES.lists(), "file field")
+        except BadInput as exc:
+            return _answer(request, 400, str(exc))
+        return None

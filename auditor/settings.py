@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # After authentication (it needs request.user), before any view middleware reads the body.
     "auditor.middleware.BodyGateMiddleware",
+    # After the gate: it may read form fields, which the gate has let in.
+    "auditor.middleware.InputHygieneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -291,6 +293,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
         "traces.api_auth.TokenScopePermission",
+    ],
+    # Strict parsers: NUL, lone surrogates, deep or non-standard JSON are 400s.
+    "DEFAULT_PARSER_CLASSES": [
+        "common.request_input.JSONParser",
+        "common.request_input.FormParser",
+        "common.request_input.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "traces.api_errors.exception_handler",

@@ -83,7 +83,8 @@ class RunCreate(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        if isinstance(request.data, dict) and "api_key" in (request.data.get("model") or {}):
+        model_in = request.data.get("model") if isinstance(request.data, dict) else None
+        if isinstance(model_in, dict) and "api_key" in model_in:
             raise ValidationError({"model": "api_key: the key itself is never a setting"})
         form = RunCreateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -112,7 +113,7 @@ class RunCreate(APIView):
                 user=request.user,
             )
         except AuditRejected as exc:
-            raise ValidationError({"settings": str(exc)}) from exc
+            raise ValidationError({exc.field: str(exc)}) from exc
         body = _body(request, run)
         return Response(
             body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]}

@@ -37,7 +37,9 @@ from auditor.runs.queueing import (
 )
 from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
+from common.request_input import text_problem
 from policies import POLICIES, Auditor
+from policies.settings_schema import SettingsInvalid, validate_settings
 from traces.models import Project, Trace, Upload
 from traces.selectors import analyze_if_never_analyzed
 
@@ -46,7 +48,12 @@ FILTER_FIELDS = ("model", "benchmark", "category", "agent", "upload")
 
 
 class AuditRejected(Exception):
-    """The run cannot be created as asked (unknown policy, bad setting)."""
+    """The run cannot be created as asked (unknown policy, bad setting). ``field`` names what
+    was refused (``settings.vrr.delta``, ``policies``)."""
+
+    def __init__(self, message: str, field: str = "settings") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 # --- creating ------------------------------------------------------------------------------
@@ -101,18 +108,30 @@ def audit_run_create(
     policies = list(dict.fromkeys(policies))
     unknown = [p for p in policies if p not in POLICIES]
     if unknown or not policies:
-        raise AuditRejected(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
+        raise AuditRejected(
+            f"unknown policies {unknown}; choose from {', '.join(POLICIES)}", field="policies"
+        )
     model_settings = dict(model_settings or {})
     try:
         judge = normalise_judge(judge)
         check_judge_and_model(judge, model_settings)
     except ValueError as exc:
-        raise AuditRejected(str(exc)) from exc
+        raise AuditRejected(str(exc), field="judge") from exc
     if environment not in ENVIRONMENTS:
         raise AuditRejected(
-            f"unknown environment {environment!r}; choose from {', '.join(ENVIRONMENTS)}"
+            f"unknown environment {ascii(environment[:60])}; choose from {', '.join(ENVIRONMENTS)}",
+            field="environment",
         )
-    settings = {k: dict(v) for k, v in (settings or {}).items()}
+    texts = [("label", label), *((f"filter.{k}", str(v)) for k, v in (trace_filter or {}).items())]
+    for name, text in texts:
+        problem = text_problem(text)
+        if problem:
+            raise AuditRejected(f"{name}: {problem} are not allowed", field=name)
+    try:  # type and range of every setting (policies.settings_schema), named when refused
+        settings = validate_settings(settings)
+    except SettingsInvalid as exc:
+        name = exc.field if exc.field.startswith("settings") else f"settings.{exc.field}"
+        raise AuditRejected(f"invalid setting {exc}", field=name) from exc
     try:  # fail now, with the library's message, rather than in every worker
         # The llm judge is built by the worker from the model settings (checked above).
         Auditor(policies, settings, "heuristic" if judge == "llm" else judge)
