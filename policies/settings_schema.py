@@ -165,7 +165,7 @@ def _check(field: str, hint: Any, value: Any) -> Any:
     if hint is VrrParams:
         return _params(field, value)
     if dataclasses.is_dataclass(hint):
-        return _section(field, hint, value)
+        return _section(field, hint, value)  # type: ignore[arg-type]
     if origin is Literal:
         if value not in args or not isinstance(value, str):
             shown = repr(value) if isinstance(value, str) and len(value) < 40 else _kind(value)

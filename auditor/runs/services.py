@@ -16,7 +16,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from auditor.llm.settings import check_judge_and_model, normalise_judge
-from auditor.runs import lanes
+from auditor.runs import lanes, stalls
 from auditor.runs.calibration import (
     ID_PART,
     needs_calibration,
@@ -398,6 +398,8 @@ def audit_runs_resume_stale(*, older_than: float | None = None) -> list[int]:
             heartbeat_at=timezone.now()
         ):
             continue  # another worker resumed it first
+        if stalls.check_progress(run):
+            continue  # failed: the same failure too many times
         if run.calibrated_at is None:  # its start died before the calibration was stored
             enqueue_calibrate(run.pk)
             resumed.append(run.pk)
