@@ -35,25 +35,15 @@ from auditor.runs.queueing import (
     split_early,
     tally_parts,
 )
+from auditor.runs.run_inputs import AuditRejected, checked_inputs
 from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
-from common.request_input import text_problem
 from policies import POLICIES, Auditor
-from policies.settings_schema import SettingsInvalid, validate_settings
 from traces.models import Project, Trace, Upload
 from traces.selectors import analyze_if_never_analyzed
 
 ENVIRONMENTS = ("auto", "none", "bfcl")
 FILTER_FIELDS = ("model", "benchmark", "category", "agent", "upload")
-
-
-class AuditRejected(Exception):
-    """The run cannot be created as asked (unknown policy, bad setting). ``field`` names what
-    was refused (``settings.vrr.delta``, ``policies``)."""
-
-    def __init__(self, message: str, field: str = "settings") -> None:
-        super().__init__(message)
-        self.field = field
 
 
 # --- creating ------------------------------------------------------------------------------
@@ -122,16 +112,7 @@ def audit_run_create(
             f"unknown environment {ascii(environment[:60])}; choose from {', '.join(ENVIRONMENTS)}",
             field="environment",
         )
-    texts = [("label", label), *((f"filter.{k}", str(v)) for k, v in (trace_filter or {}).items())]
-    for name, text in texts:
-        problem = text_problem(text)
-        if problem:
-            raise AuditRejected(f"{name}: {problem} are not allowed", field=name)
-    try:  # type and range of every setting (policies.settings_schema), named when refused
-        settings = validate_settings(settings)
-    except SettingsInvalid as exc:
-        name = exc.field if exc.field.startswith("settings") else f"settings.{exc.field}"
-        raise AuditRejected(f"invalid setting {exc}", field=name) from exc
+    settings = checked_inputs(settings, label=label, trace_filter=trace_filter)
     try:  # fail now, with the library's message, rather than in every worker
         # The llm judge is built by the worker from the model settings (checked above).
         Auditor(policies, settings, "heuristic" if judge == "llm" else judge)
