@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from django.contrib.auth import views as auth_views
@@ -12,10 +13,18 @@ from django.shortcuts import render
 from common import throttle
 
 
+def account_key(raw: object) -> str:
+    """The account a login attempt counts against: the name as the login form hands it to the
+    authentication backend (stripped, NFKC-normalised: `UsernameField`), case-folded, so
+    look-alike spellings of one name (full-width letters, ligatures, another case) share one
+    counter and one lock."""
+    return unicodedata.normalize("NFKC", str(raw).strip()).casefold()[:150]
+
+
 class ThrottledLoginView(auth_views.LoginView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         ip = throttle.client_ip(request)
-        account = str(request.POST.get("username", ""))[:150]
+        account = account_key(request.POST.get("username", ""))
         by_ip, by_account = throttle.policy("login-ip"), throttle.policy("login-account")
         wait = max(throttle.retry_after(by_ip, ip), throttle.retry_after(by_account, account))
         if wait:

@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # After authentication (it needs request.user), before any view middleware reads the body.
     "auditor.middleware.BodyGateMiddleware",
+    # After the gate: it may read form fields, which the gate has let in.
+    "auditor.middleware.InputHygieneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -211,6 +213,9 @@ TA_GC_THRESHOLDS = env_list("TA_GC_THRESHOLDS", ["20000", "50", "100"])
 TA_SWITCH_INTERVAL_MS = env_float("TA_SWITCH_INTERVAL_MS", 1.0)
 # A running upload or audit run whose worker has been silent this long is taken over.
 TA_STALE_SECONDS = env_int("TA_STALE_SECONDS", 120, minimum=1)
+# An audit run whose chunks fail this many times in a row for one reason (or that the sweep
+# finds without progress this many times) fails with that reason instead of being re-queued.
+TA_AUDIT_MAX_FAILURES = env_int("TA_AUDIT_MAX_FAILURES", 3, minimum=1)
 # How often each worker looks for such leftovers (and for uploads accepted while the broker was
 # down).
 TA_SWEEP_SECONDS = env_int("TA_SWEEP_SECONDS", 60, minimum=1)
@@ -300,6 +305,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [
         "rest_framework.permissions.IsAuthenticated",
         "traces.api_auth.TokenScopePermission",
+    ],
+    # Strict parsers: NUL, lone surrogates, deep or non-standard JSON are 400s.
+    "DEFAULT_PARSER_CLASSES": [
+        "common.request_input.JSONParser",
+        "common.request_input.FormParser",
+        "common.request_input.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "traces.api_errors.exception_handler",

@@ -101,10 +101,10 @@ def project(alice):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def token(project):  # type: ignore[no-untyped-def]
-    """A project token with the read scope: the API tests read with it."""
+    """A project token with the write scope: the API tests upload and read with it."""
     from traces.models import ProjectToken
 
-    _t, raw = ProjectToken.issue(project=project, name="agent", scope=ProjectToken.Scope.READ)
+    _t, raw = ProjectToken.issue(project=project, name="agent", scope=ProjectToken.Scope.WRITE)
     return raw
 
 

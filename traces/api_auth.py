@@ -36,13 +36,16 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Authorization header must be 'Bearer <token>'")
-        # Guessing tokens: an address with too many failures is refused before any lookup.
+        # Guessing tokens: an address with too many failed tokens gets 429 for every further bad
+        # one. A valid token still passes from it (one indexed lookup: a token is 256 random
+        # bits, which no guessing finds), so an agent behind a shared address is not locked out
+        # by someone else's guesses — nor by failed password log-ins, counted apart.
         by_ip, ip = throttle.policy("token-ip"), throttle.client_ip(request)
         wait = throttle.retry_after(by_ip, ip)
-        if wait:
-            raise exceptions.Throttled(wait=wait, detail="too many failed token attempts")
         raw = header[1].decode(errors="replace")
-        token = ProjectToken.lookup(raw)
+        token = ProjectToken.lookup(raw) if "\x00" not in raw else None
+        if token is None and wait:
+            raise exceptions.Throttled(wait=wait, detail="too many failed token attempts")
         if token is None:
             locked = throttle.record_failure(by_ip, ip)
             if locked:
@@ -55,17 +58,26 @@ class ProjectTokenAuthentication(authentication.BaseAuthentication):
 
 
 class TokenScopePermission(permissions.BasePermission):
-    """A project token may use a view only if its scope covers the view's `token_scope`. A view
-    that names none needs `read`: a new endpoint is closed to upload-only tokens until it says
-    otherwise. People (sessions) are not concerned: their role is checked by the views."""
-
-    message = "this project token may only upload; ask an owner for a token with the read scope"
+    """A project token may use a view only if its scope covers the view's `token_scope` and the
+    request's method (`ProjectToken.allows`): a `read` token never writes. A view that names
+    none needs `read`: a new endpoint is closed to upload-only tokens until it says otherwise.
+    It runs before the view parses a body. People (sessions) are not concerned: their role is
+    checked by the views."""
 
     def has_permission(self, request, view):  # type: ignore[no-untyped-def]
         token = getattr(request.user, "token", None)
         if not isinstance(token, ProjectToken):
             return True
-        return token.allows(getattr(view, "token_scope", ProjectToken.Scope.READ))
+        writes = request.method not in permissions.SAFE_METHODS
+        if token.allows(getattr(view, "token_scope", ProjectToken.Scope.READ), writes=writes):
+            return True
+        self.message = (
+            "this project token may only read; ask an owner for a token with the write scope"
+            if token.scope == ProjectToken.Scope.READ
+            else "this project token may only upload; ask an owner for a token with the read "
+            "or write scope"
+        )
+        return False
 
 
 class ProjectTokenScheme(OpenApiAuthenticationExtension):

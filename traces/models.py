@@ -65,7 +65,8 @@ def _hash_token(raw: str) -> str:
 class ProjectToken(models.Model):
     """A per-project token for agents. Only its SHA-256 is stored; the raw value is shown once,
     at creation. Its scope says what it may do: `upload` (the default — an agent's token sends
-    traces and follows its uploads) or `read` (also reads the project's traces and exports)."""
+    traces and follows its uploads), `read` (reads the project's traces, uploads and exports,
+    and changes nothing) or `write` (both, and every other write a token may make)."""
 
     PREFIX = "ta_"
     # last_used_at is written at most this often: not one UPDATE per API request.
@@ -73,7 +74,8 @@ class ProjectToken(models.Model):
 
     class Scope(models.TextChoices):
         UPLOAD = "upload", "upload only"
-        READ = "read", "upload and read"
+        READ = "read", "read only"
+        WRITE = "write", "upload, read and write"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tokens")
     name = models.CharField(max_length=100)
@@ -88,9 +90,15 @@ class ProjectToken(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.hint}…)"
 
-    def allows(self, scope: str) -> bool:
-        """`read` includes `upload`."""
-        return scope == self.Scope.UPLOAD or self.scope == self.Scope.READ
+    def allows(self, scope: str, *, writes: bool = False) -> bool:
+        """Whether the token may use a view of `token_scope` `scope`, by a method that reads
+        (GET, HEAD, OPTIONS) or one that `writes`. `write` may all; `read` only reads; `upload`
+        only the upload views."""
+        if self.scope == self.Scope.WRITE:
+            return True
+        if self.scope == self.Scope.READ:
+            return not writes
+        return scope == self.Scope.UPLOAD
 
     @classmethod
     def issue(

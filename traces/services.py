@@ -142,7 +142,7 @@ def upload_create(
         # Token identities are not users; only people are recorded as uploaders.
         created_by=user if getattr(user, "pk", None) is not None else None,
     )
-    upload.file.save(filename, File(fileobj), save=False)
+    upload.file.save(_stored_name(filename, content_hash), File(fileobj), save=False)
     try:
         with transaction.atomic():
             upload.save()
@@ -153,6 +153,16 @@ def upload_create(
         upload.file.delete(save=False)
         return Upload.objects.get(project=project, content_hash=content_hash), False
     return upload, True
+
+
+def _stored_name(filename: str, content_hash: str) -> str:
+    """The raw file's name in storage: the content's hash and the client's extension (ASCII,
+    16 characters at most). Never the client's name itself: 255 characters of it, or fewer
+    multi-byte ones, exceed what a file system allows in one path part once storage adds its
+    suffix for a name already taken. `Upload.filename` keeps the name as sent."""
+    stem, dot, ext = filename.rpartition(".")
+    ext = "".join(c for c in ext if c.isascii() and c.isalnum())[:16] if dot and stem else ""
+    return f"{content_hash[:32]}.{ext}" if ext else content_hash[:32]
 
 
 def _enqueue(upload_id: int) -> bool:

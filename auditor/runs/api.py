@@ -129,7 +129,7 @@ class RunCreate(APIView):
                 user=request.user,
             )
         except AuditRejected as exc:
-            raise ValidationError({"settings": str(exc)}) from exc
+            raise ValidationError({exc.field: str(exc)}) from exc
         body = _body(request, run)
         return Response(
             body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]}

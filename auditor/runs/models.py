@@ -54,6 +54,12 @@ class AuditRun(Job):
     # first, and a run whose start died calibrating is calibrated again by the sweep.
     calibrated_at = models.DateTimeField(null=True, blank=True)
     failure = models.TextField(blank=True)
+    # Failures of the run's chunks in a row with one reason (`auditor.runs.stalls`): at
+    # TA_AUDIT_MAX_FAILURES the run fails with that reason instead of being queued again.
+    stall_count = models.PositiveIntegerField(default=0)
+    stall_reason = models.TextField(blank=True)
+    # traces_done when the sweep last resumed the run: no progress since is a stall too.
+    resumed_at_done = models.PositiveIntegerField(null=True, blank=True)
     created_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -16,7 +16,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from auditor.llm.settings import check_judge_and_model, normalise_judge
-from auditor.runs import lanes
+from auditor.runs import lanes, stalls
 from auditor.runs.calibration import (
     ID_PART,
     needs_calibration,
@@ -35,6 +35,7 @@ from auditor.runs.queueing import (
     split_early,
     tally_parts,
 )
+from auditor.runs.run_inputs import AuditRejected, checked_inputs
 from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
 from policies import POLICIES, Auditor
@@ -43,10 +44,6 @@ from traces.selectors import analyze_if_never_analyzed
 
 ENVIRONMENTS = ("auto", "none", "bfcl")
 FILTER_FIELDS = ("model", "benchmark", "category", "agent", "upload")
-
-
-class AuditRejected(Exception):
-    """The run cannot be created as asked (unknown policy, bad setting)."""
 
 
 # --- creating ------------------------------------------------------------------------------
@@ -101,18 +98,21 @@ def audit_run_create(
     policies = list(dict.fromkeys(policies))
     unknown = [p for p in policies if p not in POLICIES]
     if unknown or not policies:
-        raise AuditRejected(f"unknown policies {unknown}; choose from {', '.join(POLICIES)}")
+        raise AuditRejected(
+            f"unknown policies {unknown}; choose from {', '.join(POLICIES)}", field="policies"
+        )
     model_settings = dict(model_settings or {})
     try:
         judge = normalise_judge(judge)
         check_judge_and_model(judge, model_settings)
     except ValueError as exc:
-        raise AuditRejected(str(exc)) from exc
+        raise AuditRejected(str(exc), field="judge") from exc
     if environment not in ENVIRONMENTS:
         raise AuditRejected(
-            f"unknown environment {environment!r}; choose from {', '.join(ENVIRONMENTS)}"
+            f"unknown environment {ascii(environment[:60])}; choose from {', '.join(ENVIRONMENTS)}",
+            field="environment",
         )
-    settings = {k: dict(v) for k, v in (settings or {}).items()}
+    settings = checked_inputs(settings, label=label, trace_filter=trace_filter)
     try:  # fail now, with the library's message, rather than in every worker
         # The llm judge is built by the worker from the model settings (checked above).
         Auditor(policies, settings, "heuristic" if judge == "llm" else judge)
@@ -379,6 +379,8 @@ def audit_runs_resume_stale(*, older_than: float | None = None) -> list[int]:
             heartbeat_at=timezone.now()
         ):
             continue  # another worker resumed it first
+        if stalls.check_progress(run):
+            continue  # failed: the same failure too many times
         if run.calibrated_at is None:  # its start died before the calibration was stored
             enqueue_calibrate(run.pk)
             resumed.append(run.pk)

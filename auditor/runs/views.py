@@ -28,6 +28,7 @@ from auditor.runs.services import (
 from auditor.runs.stats_display import delta_display
 from auditor.runs.twincheck import twincheck_display
 from common.rendering import render_page_or_fragment
+from common.request_input import BadInput, loads_checked
 from policies import POLICIES
 from traces import selectors as trace_selectors
 from traces.models import Upload
@@ -236,6 +237,7 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
             run = audit_run_create(
                 project=project,
                 policies=request.POST.getlist("policies") or list(POLICIES),
+                settings=_policy_settings(request),
                 judge=request.POST.get("judge", "heuristic"),
                 model_settings=model_settings,
                 environment=request.POST.get("environment", "auto"),
@@ -271,6 +273,18 @@ def run_new(request: HttpRequest, pk: int) -> HttpResponse:
         },
         status=400 if error else 200,
     )
+
+
+def _policy_settings(request: HttpRequest) -> object:
+    """The form's per-policy settings: a JSON object, checked by `audit_run_create` like the
+    API's and the CLI's ({} when left empty)."""
+    raw = request.POST.get("settings", "").strip()
+    if not raw:
+        return {}
+    try:
+        return loads_checked(raw, where="settings")
+    except BadInput as exc:
+        raise AuditRejected(str(exc), field="settings") from exc
 
 
 def _model_settings(request: HttpRequest, project, owner: bool) -> dict:  # type: ignore[no-untyped-def]

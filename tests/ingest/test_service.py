@@ -262,3 +262,28 @@ def test_events_are_append_only(project):
 def test_auto_detects_v1(project):
     up = ingest(project, jsonl(simple_trace("a")), fmt="auto")
     assert up.format_detected == "v1" and up.traces_accepted == 1
+
+
+@pytest.mark.parametrize("name", ["a" * 251 + ".jsonl", "é" * 250 + ".jsonl", "ü" * 255])
+def test_a_long_file_name_uploaded_twice_is_stored_twice(project, token, name):
+    """The stored file is named by its content's hash: a 255-character (or 255 multi-byte
+    character) name, sent twice with different contents, is two uploads keeping the name."""
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    for i in range(2):
+        r = api.post(
+            "/api/uploads/",
+            {"file": _named(jsonl(simple_trace(f"long-{i}")), name)},
+            format="multipart",
+        )
+        assert r.status_code == 202, r.content
+    names = list(Upload.objects.values_list("filename", flat=True))
+    assert len(names) == 2 and len(set(names)) == 1 and len(names[0]) <= 255
+
+
+def _named(data: bytes, name: str):  # type: ignore[no-untyped-def]
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile(name, data, content_type="application/x-ndjson")

@@ -43,6 +43,8 @@ def _free_port() -> int:
 @pytest.fixture
 def gunicorn(postgres, _media_root, tmp_path):  # type: ignore[no-untyped-def]
     port = _free_port()
+    spool = tmp_path / "spool"  # where the server's temporary files (spooled bodies) go
+    spool.mkdir()
     env = dict(
         os.environ,
         DATABASE_URL=_db_url(postgres),
@@ -52,6 +54,7 @@ def gunicorn(postgres, _media_root, tmp_path):  # type: ignore[no-untyped-def]
         WEB_CONCURRENCY=str(WORKERS),
         GUNICORN_THREADS=str(THREADS),
         GUNICORN_TIMEOUT="120",
+        TMPDIR=str(spool),
     )
     log = tmp_path / "gunicorn.log"
     gunicorn_bin = Path(sys.executable).parent / "gunicorn"
@@ -188,3 +191,50 @@ def test_chunked_upload_is_accepted(gunicorn, token):
     assert r.status == 202, payload
     upload = Upload.objects.latest("pk")
     assert upload.size == len(body) and upload.filename == "chunked.jsonl"
+
+
+def _spooled(tmp_path: Path) -> list[Path]:
+    return [p for p in (tmp_path / "spool").rglob("*") if p.is_file()]
+
+
+@pytest.mark.parametrize(
+    "path,authorization,expect",
+    [
+        ("/api/uploads/?filename=x.jsonl", "Bearer ta_made_up", " 401 "),
+        ("/api/uploads/?filename=x.jsonl", "Basic YWxpY2U6eA==", " 401 "),
+        ("/api/uploads/?filename=x.jsonl", "Token", " 401 "),
+        ("{upload_page}", "Bearer ta_made_up", " 302 "),
+        ("{upload_page}", "Basic YWxpY2U6eA==", " 302 "),
+    ],
+)
+def test_made_up_authorization_is_refused_before_the_body(
+    gunicorn, project, tmp_path, path, authorization, expect
+):
+    """An anonymous client with a made-up Authorization header and a csrftoken cookie, sending
+    a 400 MB multipart body slowly: the answer comes after the first bytes, and nothing of the
+    body reaches a temporary file."""
+    path = path.format(upload_page=f"/projects/{project.pk}/upload/")
+    s = socket.create_connection(("127.0.0.1", gunicorn), timeout=10)
+    try:
+        s.sendall(
+            (
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Authorization: {authorization}\r\nCookie: csrftoken={'a' * 32}\r\n"
+                "X-CSRFToken: " + "a" * 32 + "\r\n"
+                "Content-Type: multipart/form-data; boundary=xyz\r\n"
+                f"Content-Length: {400 * 1024 * 1024}\r\n\r\n"
+                '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.jsonl"\r\n\r\n'
+            ).encode()
+        )
+        started = time.monotonic()
+        s.settimeout(5)
+        for _ in range(3):  # a slow sender: a little of the body, then the answer is there
+            s.sendall(b"x" * 1024)
+            time.sleep(0.2)
+        head = s.recv(4096).decode(errors="replace")
+        assert time.monotonic() - started < 5
+    finally:
+        s.close()
+    assert expect in head.split("\r\n", 1)[0], head
+    time.sleep(0.5)
+    assert _spooled(tmp_path) == []

@@ -176,3 +176,51 @@ def test_worker_killed_mid_run_every_trace_audited_exactly_once(
     # the summary, from the surviving batches' folds or from the rows, is that of the rows
     assert run.timings["summary_from"] in ("folds", "rows")
     assert run.summary == json.loads(json.dumps(audit_run_summary(run)))
+
+
+def test_a_run_whose_chunks_keep_failing_fails_with_the_reason(
+    celery_worker_process, project, tmp_path
+):
+    """Every chunk's write is refused by the database with one message (a trigger stands in
+    for any permanent failure): after TA_AUDIT_MAX_FAILURES tries the run fails with that
+    message, shown on its page, instead of the sweep queueing it forever."""
+    from django.db import connection
+    from django.test import Client
+
+    ingest(project, pushback_traces(8))
+    table = AuditResult._meta.db_table
+    with connection.cursor() as cur:
+        cur.execute(
+            "CREATE OR REPLACE FUNCTION ta_test_refuse() RETURNS trigger AS $$ BEGIN "
+            "RAISE EXCEPTION 'results volume is read-only'; END $$ LANGUAGE plpgsql"
+        )
+        cur.execute(
+            f"CREATE TRIGGER ta_test_refuse BEFORE INSERT ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION ta_test_refuse()"
+        )
+    celery_worker_process.stop()
+    env = dict(
+        celery_worker_process.env,
+        TA_STALE_SECONDS="2",
+        TA_SWEEP_SECONDS="1",
+        TA_AUDIT_MAX_FAILURES="3",
+    )
+    worker = WorkerProcess(env, tmp_path / "worker.log")
+    try:
+        worker.start()
+        run = audit_run_create(project=project, policies=["checklist"], environment="none")
+        wait_for(lambda: AuditRun.objects.get(pk=run.pk).status == "failed", timeout=150)
+    finally:
+        worker.stop()
+        with connection.cursor() as cur:
+            cur.execute(f"DROP TRIGGER IF EXISTS ta_test_refuse ON {table}")
+            cur.execute("DROP FUNCTION IF EXISTS ta_test_refuse()")
+        celery_worker_process.start()
+    run.refresh_from_db()
+    assert run.stall_count == 3
+    assert "results volume is read-only" in run.failure and "3 times" in run.failure
+    owner = project.members.get()
+    c = Client()
+    c.force_login(owner)
+    page = c.get(run.get_absolute_url()).content.decode()
+    assert "results volume is read-only" in page

@@ -59,8 +59,10 @@ def test_bad_bearer_tokens_get_429_with_retry_after(limits, project, token):
     assert codes[:3] == [401, 401, 401] and codes[3:] == [429, 429]
     r = api.get("/api/uploads/")
     assert r.status_code == 429 and int(r["Retry-After"]) > 500
-    # Locked out: even a real token from that address waits.
+    # The address is locked for bad tokens; a real token from it still passes.
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get("/api/uploads/").status_code == 200
+    api.credentials(HTTP_AUTHORIZATION="Bearer ta_guess2")
     assert api.get("/api/uploads/").status_code == 429
     other = APIClient(REMOTE_ADDR="10.1.1.2")
     other.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
@@ -102,3 +104,28 @@ def test_admin_login_still_logs_in_staff(client, alice, limits):
     )
     assert r.status_code == 302 and r["Location"] == "/admin/"
     assert client.get("/admin/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "look_alike",
+    ["ＡＬＩＣＥ", "Alice", " alice ", "ａｌｉｃｅ", "ALICE"],
+)
+def test_look_alike_names_count_against_one_account(client, alice, limits, look_alike):
+    """The form hands the backend the NFKC-normalised name: its spellings share one lock."""
+    assert _login(client, "alice", "wrong", ip="10.4.0.1").status_code == 200
+    assert _login(client, look_alike, "wrong", ip="10.4.0.2").status_code == 200
+    r = _login(client, "ａlice", "wrong", ip="10.4.0.3")
+    assert r.status_code == 429
+    r = _login(client, "alice", "alice-pw", ip="10.4.0.4")
+    assert r.status_code == 429 and "_auth_user_id" not in client.session
+
+
+def test_failed_password_logins_do_not_block_tokens_from_that_address(
+    client, alice, limits, project, token
+):
+    for i in range(6):
+        _login(client, f"nobody{i}", "x", ip="10.5.5.5")
+    assert _login(client, "nobody", "x", ip="10.5.5.5").status_code == 429  # address locked
+    api = APIClient(REMOTE_ADDR="10.5.5.5")
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert api.get("/api/uploads/").status_code == 200

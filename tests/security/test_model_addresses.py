@@ -213,7 +213,9 @@ def test_malformed_hosts_are_a_400_never_a_500(client, alice, project, url):
     client.force_login(alice)
     api = reverse("auditor:api-model-endpoints", args=[project.pk])
     r = client.post(api, {"name": "x", "base_url": url}, "application/json")
-    assert r.status_code == 400 and "base_url" in r.content.decode()
+    # A lone surrogate is refused when the body is parsed, before any field is read.
+    said = r.content.decode()
+    assert r.status_code == 400 and ("base_url" in said or "request body" in said), said
     runs = reverse("auditor:api-runs")
     for model in (
         {"endpoint": "x\x00"},

@@ -55,8 +55,8 @@ def world(django_user_model):  # type: ignore[no-untyped-def]
     queue = queue_create(run=run, name="q", user=users["owner"])
     export = export_create(project=alpha, format="jsonl", user=users["owner"], enqueue=False)
     export_build(export_id=export.pk)
-    # The strongest token (read scope): even it sees nothing of another project.
-    token, raw = ProjectToken.issue(project=alpha, name="agent", scope="read")
+    # The strongest token (write scope): even it sees nothing of another project.
+    token, raw = ProjectToken.issue(project=alpha, name="agent", scope="write")
     return {
         "alpha": alpha,
         "users": users,

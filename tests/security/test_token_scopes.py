@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from auditor.exports.services import export_build, export_create
 from tests.ingest.helpers import jsonl, simple_trace
-from traces.models import Membership, ProjectToken, Trace
+from traces.models import Membership, ProjectToken, Trace, Upload
 from traces.services import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_upload_only_token_uploads_but_cannot_read_traces_or_exports(upload_toke
     ]:
         r = api.get(url)
         assert r.status_code == 403, (url, r.status_code)
-        assert "read scope" in r.json()["detail"]
+        assert "read or write scope" in r.json()["detail"]
 
 
 def test_read_token_reads(token, filled):
@@ -102,7 +102,7 @@ def test_owner_creates_scoped_expiring_token_and_sees_it(client, alice, project)
     assert t.scope == "read"
     assert timedelta(days=6) < t.expires_at - timezone.now() <= timedelta(days=7)
     page = client.get(project.get_absolute_url()).content.decode()
-    assert "upload and read" in page and "never used" in page
+    assert "read only" in page and "never used" in page
     assert f"expires {t.expires_at:%Y-%m-%d}" in page
     bad = client.post(f"/projects/{project.pk}/tokens/", {"name": "x", "scope": "admin"})
     assert bad.status_code == 302 and not ProjectToken.objects.filter(name="x").exists()
@@ -116,3 +116,40 @@ def test_tokens_are_shown_to_owners_only(client, project, upload_token, django_u
     client.force_login(ann)
     page = client.get(project.get_absolute_url()).content.decode()
     assert "uploader" not in page and "Upload tokens" not in page
+
+
+def test_read_token_changes_nothing(project, filled):
+    """A `read` token reads; every write — upload, audit start, export create, delete — is a
+    403, decided before the body is parsed."""
+    _project, trace, export = filled
+    _t, raw = ProjectToken.issue(project=project, name="reader", scope="read")
+    api = _api(raw)
+    assert api.get(f"/api/traces/{trace.pk}/").status_code == 200
+    assert api.get("/api/uploads/").status_code == 200
+    writes = [
+        api.post(
+            "/api/uploads/", data=jsonl(simple_trace("new")), content_type="application/x-ndjson"
+        ),
+        api.post("/api/audits/", {"project": project.name}, format="json"),
+        api.post(
+            reverse("exports:api-list"), {"project": project.name, "format": "csv"}, format="json"
+        ),
+        api.delete(reverse("exports:api-detail", args=[export.pk])),
+        api.delete(f"/api/traces/{trace.pk}/"),
+        api.put(f"/api/uploads/{trace.upload_id}/", {}, format="json"),
+    ]
+    for r in writes:
+        assert r.status_code == 403, (r.request["PATH_INFO"], r.status_code, r.content)
+    assert "may only read" in writes[0].json()["detail"]
+    assert Upload.objects.filter(project=project).count() == 1
+
+
+def test_write_token_uploads_and_reads(project, filled):
+    _project, trace, _export = filled
+    _t, raw = ProjectToken.issue(project=project, name="writer", scope="write")
+    api = _api(raw)
+    r = api.post(
+        "/api/uploads/", data=jsonl(simple_trace("new")), content_type="application/x-ndjson"
+    )
+    assert r.status_code == 202, r.content
+    assert api.get(f"/api/traces/{trace.pk}/events/").status_code == 200
