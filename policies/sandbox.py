@@ -71,7 +71,10 @@ class SandboxSettings:
     bind) and the machine allows one (`ExecResult.process_limit`). ``output_bytes``: how much
     of stdout/stderr is read back. ``python``: interpreter for programs (default: this one's
     base interpreter, outside any virtualenv). ``cgroup_root``: where the pids cgroup is made.
-    ``bwrap``: the bubblewrap executable (a name looked up on PATH, or a path)."""
+    ``bwrap``: the bubblewrap executable (a name looked up on PATH, or a path). ``packages``:
+    installed packages programs may import besides the standard library (benchmark programs
+    use numpy), taken from this interpreter's environment and shown read-only — only when the
+    programs run on this interpreter (``python`` empty), whose build they are for."""
 
     enabled: bool = False
     timeout_s: float = 10.0
@@ -85,6 +88,7 @@ class SandboxSettings:
     python: str = ""
     cgroup_root: str = "/sys/fs/cgroup/pids"
     bwrap: str = "bwrap"
+    packages: tuple[str, ...] = ("numpy",)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,6 +125,7 @@ class Layout:
     executable: str
     binds: tuple[str, ...]
     hidden: tuple[str, ...]
+    packages: tuple[tuple[str, str], ...] = ()  # (host directory, path in the sandbox)
 
 
 _PROBE = (
@@ -213,6 +218,44 @@ def interpreter_layout(python: str) -> Layout:
     return Layout(info["executable"], (info["executable"], *dirs, *libs), tuple(hidden))
 
 
+#: Where `SandboxSettings.packages` appear in the sandbox (first on the program's sys.path).
+PACKAGES = "/packages"
+
+
+@functools.cache
+def package_layout(python: str, names: tuple[str, ...]) -> Layout:
+    """`interpreter_layout` plus the ``names`` packages of this interpreter's environment (a
+    package's directory and its wheel's ``<name>.libs``, and the system libraries their
+    extension modules load), found without importing them."""
+    import importlib.util
+
+    base = interpreter_layout(python)
+    dirs: list[tuple[str, str]] = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        if not locations:
+            continue  # not installed here: the program's import fails, as it would anyway
+        pkg = os.path.realpath(locations[0])
+        dirs.append((pkg, f"{PACKAGES}/{os.path.basename(pkg)}"))
+        libs = f"{pkg}.libs"
+        if os.path.isdir(libs):
+            dirs.append((libs, f"{PACKAGES}/{os.path.basename(libs)}"))
+    own = [src for src, _ in dirs]
+    modules = [
+        os.path.join(root, f)
+        for src in own
+        for root, _, files in os.walk(src)
+        for f in files
+        if ".so" in f
+    ]
+    shown = list(base.binds)
+    extra = sorted(
+        p for p in _shared_libraries(modules) if not _inside(p, own) and not _inside(p, shown)
+    )
+    return Layout(base.executable, (*base.binds, *extra), base.hidden, tuple(dirs))
+
+
 def bwrap_command(
     bwrap: str,
     layout: Layout,
@@ -257,6 +300,8 @@ def bwrap_command(
         cmd += ["--ro-bind", path, path]
     for path in layout.hidden:
         cmd += ["--tmpfs", path, "--remount-ro", path]
+    for src, dest in layout.packages:
+        cmd += ["--ro-bind", src, dest]
     cmd += ["--size", str(settings.scratch_mb << 20), "--tmpfs", SCRATCH]
     cmd += ["--perms", "0644", "--file", str(program_fd), f"{SCRATCH}/program.py"]
     cmd += ["--remount-ro", "/", "--chdir", SCRATCH]
@@ -275,6 +320,7 @@ def bwrap_command(
         str(settings.file_size_mb << 20),
         str(settings.open_files),
         str(settings.max_processes),
+        PACKAGES if layout.packages else "",
     ]
     return cmd
 
@@ -387,7 +433,9 @@ def _prepare(settings: SandboxSettings) -> tuple[str, Layout]:
         raise SandboxUnavailable(
             f"bubblewrap ({settings.bwrap}) not found; install the Debian package bubblewrap"
         )
-    return bwrap, interpreter_layout(settings.python or sys.executable)
+    if settings.python or not settings.packages:
+        return bwrap, interpreter_layout(settings.python or sys.executable)
+    return bwrap, package_layout(sys.executable, settings.packages)
 
 
 def _memfd(name: str, data: bytes = b"") -> int:

@@ -244,9 +244,7 @@ def store_calibrations(
             labelled = [label_events(events, labels) for events in group.events]
             known = sum(lab.valid is not None for lab in labels.values())
             execution = {"counts": counts, "labelled": known, "labels": _encode(labels)}
-            unavailable = next(
-                (lab.detail for lab in labels.values() if lab.valid is None), None
-            )
+            unavailable = next((lab.detail for lab in labels.values() if lab.valid is None), None)
             if unavailable:
                 execution["unavailable"] = unavailable
             for events in labelled:

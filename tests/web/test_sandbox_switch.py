@@ -145,3 +145,17 @@ def test_the_admin_form_names_the_refusal_and_records_the_creator(rf, alice, sta
     made = Project(name="from-admin")
     admin.save_model(request, made, None, change=False)
     assert Project.objects.get(name="from-admin").created_by == staff
+
+
+def test_runs_that_execute_code_go_to_the_sandbox_queue_when_one_is_set(alice, staff, settings):
+    from auditor.runs.queueing import execution_queue
+
+    executing = project_create(name="e", user=staff)
+    executing.execute_code_candidates = True
+    executing.save()
+    plain = project_create(name="plain", user=alice)
+    run_e = audit_run_create(project=executing, environment="none", enqueue=False)
+    run_p = audit_run_create(project=plain, environment="none", enqueue=False)
+    assert execution_queue(run_e.pk) is None  # no queue set: the audit queue, as before
+    settings.TA_SANDBOX_QUEUE = "sandbox"
+    assert execution_queue(run_e.pk) == "sandbox" and execution_queue(run_p.pk) is None
