@@ -318,3 +318,15 @@ def test_the_wait_ends_at_the_programs_exit_or_its_limit_with_or_without_pidfds(
         assert (done.status, done.stdout) == ("passed", "hi\n"), pidfds
         late = run_program(sleeper, quick)
         assert late.status == "timeout" and late.duration_s >= 1.5, pidfds
+
+
+def test_programs_import_the_standard_library_and_numpy_and_nothing_else_installed() -> None:
+    ok = run_program(
+        "import json, hashlib, ctypes, sqlite3, numpy\nprint(int(numpy.arange(4).sum()))\n", FAST
+    )
+    assert ok.status == "passed" and ok.stdout == "6\n", ok.stderr
+    for name in ("django", "psycopg", "policies", "pytest"):  # the worker's own packages
+        res = run_program(f"import {name}\n", FAST)
+        assert res.detail == f"ModuleNotFoundError: No module named '{name}'", res.detail
+    bare = run_program("import numpy\n", SandboxSettings(enabled=True, packages=()))
+    assert bare.detail == "ModuleNotFoundError: No module named 'numpy'"
