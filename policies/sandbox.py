@@ -404,7 +404,7 @@ def _classify(
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
-    """The launcher's exit status, or None once ``timeout`` seconds have passed — woken by the
+    """bubblewrap's exit status, or None once ``timeout`` seconds have passed — woken by the
     exit itself (a pidfd), not by polling: `Popen.wait` with a timeout sleeps in doubling steps
     of up to 50 ms between checks and noticed a 50 ms program's end some 20 ms late, a quarter
     of each run. Where there are no pidfds (Linux before 5.3), it polls."""
