@@ -203,6 +203,12 @@ TA_SANDBOX_TIMEOUT = env_int("TA_SANDBOX_TIMEOUT", 10, minimum=1)
 # Keep programs' outcomes per project, so a later run does not execute them again
 # (auditor.runs.execution_store).
 TA_SANDBOX_REUSE = env_bool("TA_SANDBOX_REUSE", True)
+# Let owners of every project switch code execution on; off, only projects a staff user created
+# may (traces.models.Project.execution_refusal, docs/sandbox.md).
+TA_SANDBOX_ALLOW_ALL_PROJECTS = env_bool("TA_SANDBOX_ALLOW_ALL_PROJECTS", False)
+# The Celery queue of the runs that execute code candidates (their start and calibration), served
+# by workers with bubblewrap (docs/sandbox.md); empty: the audit queue, like every other run.
+TA_SANDBOX_QUEUE = env_str("TA_SANDBOX_QUEUE", "")
 # Memory ceiling of each worker process (and of inline audits), MiB; 0 disables it.
 TA_WORKER_MEMORY_MB = env_int("TA_WORKER_MEMORY_MB", 4096)
 # The cyclic garbage collector's thresholds in processes that audit (auditor.limits.tune_gc);

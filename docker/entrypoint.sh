@@ -16,7 +16,9 @@ case "${1:-web}" in
       echo "worker: waiting for database migrations" >&2
       sleep 3
     done
-    exec celery -A auditor worker -Q ingest,audit,export -l info --concurrency "${WORKER_CONCURRENCY:-2}"
+    # WORKER_QUEUES: `sandbox` for the service that executes code candidates (compose.yml).
+    exec celery -A auditor worker -Q "${WORKER_QUEUES:-ingest,audit,export}" -l info \
+      --concurrency "${WORKER_CONCURRENCY:-2}"
     ;;
   *)
     exec "$@"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .labels import CandidateLabel, LabelKey
-from .sandbox import LAUNCHER, ExecResult, SandboxDisabled, SandboxSettings, run_program
+from .sandbox import LAUNCHER, SECCOMP, ExecResult, SandboxDisabled, SandboxSettings, run_program
 from .trace import Candidate, JsonDict, Trace
 
 _DEFINES_CHECK = re.compile(r"^def check\(", re.M)
@@ -85,7 +85,10 @@ class ResultStore(Protocol):
 
 #: What a program's outcome depends on besides its text: the sandbox's code and the interpreter.
 _SANDBOX_CODE = hashlib.sha256(
-    b"".join(Path(f).read_bytes() for f in (__file__, LAUNCHER, LAUNCHER.with_name("sandbox.py")))
+    b"".join(
+        Path(f).read_bytes()
+        for f in (__file__, LAUNCHER, SECCOMP, LAUNCHER.with_name("sandbox.py"))
+    )
 ).hexdigest()
 #: The marker a key is computed with (a run prints a random one: `execute_hidden_tests`).
 _KEY_MARKER = "TA-HIDDEN-TESTS-DONE"
@@ -108,10 +111,10 @@ def program_key(trace: Trace, code: str, settings: SandboxSettings) -> str | Non
     return None if body is None else _key(_key_head(settings), body)
 
 
-def _label(result: ExecResult) -> CandidateLabel | None:
+def _label(result: ExecResult) -> CandidateLabel:
     passed = result.passed
-    if passed is None:
-        return None  # the sandbox did not run it: no label, never a failure
+    if passed is None:  # the sandbox did not run it: unknown, never a failure
+        return CandidateLabel(None, "executed", result.detail[:300])
     detail = "hidden tests passed" if passed else f"{result.status}: {result.detail}"[:300]
     return CandidateLabel(passed, "executed", detail)
 
@@ -125,9 +128,10 @@ def execute_hidden_tests(
 ) -> tuple[dict[LabelKey, CandidateLabel], dict[str, Any]]:
     """Run every candidate of every trace against its hidden tests; identical programs run
     once, and with a ``store`` a program it holds the outcome of (`program_key`) not at all.
-    Returns labels keyed (trace id, candidate id) and counts of what happened ("programs run",
-    "outcomes reused", and per status). Raises `SandboxDisabled` unless ``settings.enabled``
-    (checked before anything runs)."""
+    Returns labels keyed (trace id, candidate id) — a candidate the sandbox could not run is
+    labelled unknown (``valid`` None) with the reason, ``sandbox unavailable: …`` — and counts
+    of what happened ("programs run", "outcomes reused", and per status). Raises
+    `SandboxDisabled` unless ``settings.enabled`` (checked before anything runs)."""
     if not settings.enabled:
         raise SandboxDisabled("code execution is off (SandboxSettings.enabled is false)")
     marker = f"TA-HIDDEN-TESTS-DONE-{secrets.token_hex(8)}"
@@ -158,7 +162,7 @@ def execute_hidden_tests(
                 strict=True,
             )
         )
-    outcomes: dict[str, tuple[str, CandidateLabel | None]] = {
+    outcomes: dict[str, tuple[str, CandidateLabel]] = {
         k: ("passed" if passed else "failed", CandidateLabel(passed, "executed", detail))
         for k, (passed, detail) in known.items()
     }
@@ -166,7 +170,7 @@ def execute_hidden_tests(
     for k, res in ran.items():
         lab = _label(res)
         outcomes[k] = (res.status, lab)
-        if lab is not None and res.status in ("passed", "failed"):
+        if lab.valid is not None and res.status in ("passed", "failed"):
             fresh[k] = (lab.valid, lab.detail)
     if store is not None and fresh:
         store.put_many(fresh)
@@ -174,8 +178,7 @@ def execute_hidden_tests(
     for label_key, k in keys.items():
         status, lab = outcomes[k]
         stats[status] += 1
-        if lab is not None:
-            labels[label_key] = lab
+        labels[label_key] = lab
     stats["programs run"] = len(ran)
     stats["outcomes reused"] = len(known)
     return labels, dict(stats)

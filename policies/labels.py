@@ -8,11 +8,13 @@ A candidate's validity comes from, in this order of precedence:
 3. ``executed`` — the record's hidden tests run against the candidate in the sandbox
    (`policies.code_tests`, opt-in).
 
-A later source never overrides an earlier one; where two sources disagree the disagreement is
-reported (a sandbox that contradicts the benchmark's own verdict is worth a look). Labels are
-applied by returning *new* event dicts for the candidates they label (``labels.valid``,
-``labels.label_source``, ``labels.label_detail``): the policies then read them like any label,
-and the input events are never modified.
+A label's ``valid`` is None when its source could say nothing — a candidate the sandbox could
+not run (``sandbox unavailable: …``): the candidate stays unlabelled (its outcome unknown) and
+its ``label_detail`` says why. A later source never overrides an earlier one; where two sources
+disagree the disagreement is reported (a sandbox that contradicts the benchmark's own verdict
+is worth a look). Labels are applied by returning *new* event dicts for the candidates they
+label (``labels.valid``, ``labels.label_source``, ``labels.label_detail``): the policies then
+read them like any label, and the input events are never modified.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ LabelKey = tuple[str, str]  # (trace id, candidate id)
 
 @dataclass(frozen=True, slots=True)
 class CandidateLabel:
-    valid: bool
+    valid: bool | None  # None: unknown, ``detail`` says why
     source: LabelSource
     detail: str = ""
 
@@ -71,17 +73,24 @@ def apply_labels(
             chosen = CandidateLabel(recorded, "recorded")
             out.applied[key[1]] = "recorded"
         elif offered:
-            chosen = offered[0]
+            known = [lab for lab in offered if lab.valid is not None]
+            chosen = known[0] if known else offered[0]
             new_labels = {
                 **labels,  # type: ignore[dict-item]
-                "valid": chosen.valid,
                 "label_source": chosen.source,
                 "label_detail": chosen.detail,
             }
+            if chosen.valid is not None:
+                new_labels["valid"] = chosen.valid
+                out.applied[key[1]] = chosen.source
             e = {**e, "labels": new_labels}
-            out.applied[key[1]] = chosen.source
         for lab in offered:
-            if chosen is not None and lab.valid != chosen.valid:
+            if (
+                chosen is not None
+                and chosen.valid is not None
+                and lab.valid is not None
+                and lab.valid != chosen.valid
+            ):
                 out.conflicts.append(
                     {
                         "candidate_id": key[1],

@@ -15,6 +15,11 @@ from common.jobs import Job
 from traces.links import page_url
 
 
+class ExecutionRefused(PermissionError):
+    """Code execution was to be switched on for a project that may not have it (the message
+    says why)."""
+
+
 class Project(models.Model):
     """The tenancy boundary: every upload, trace and token belongs to exactly one project."""
 
@@ -22,11 +27,20 @@ class Project(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # Off by default: on, workers run the code candidates of this project's uploads (written by
     # a model, possibly by an attacker) in the sandbox to label them (docs/sandbox.md). Only an
-    # owner switches it.
+    # owner switches it, and only where `execution_refusal` is None.
     execute_code_candidates = models.BooleanField(
         default=False,
         help_text="run code candidates against their hidden tests in a sandbox (executes "
         "uploaded code, in workers only)",
+    )
+    # Who made the project (the app's form, the admin, the CLI's own user): code execution is
+    # for projects a staff user created. Null for a creator since deleted.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
     )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="projects"
@@ -35,8 +49,36 @@ class Project(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        """Refuses (`ExecutionRefused`) to switch code execution on where
+        `execution_refusal` says why not — whichever path saves it (page, admin, shell)."""
+        if self.execute_code_candidates and self.execution_refusal is not None:
+            was_on = (
+                self.pk is not None
+                and Project.objects.filter(pk=self.pk, execute_code_candidates=True).exists()
+            )
+            if not was_on:
+                raise ExecutionRefused(self.execution_refusal)
+        super().save(*args, **kwargs)
+
     def get_absolute_url(self) -> str:
         return page_url("project", self.pk)
+
+    @property
+    def execution_refusal(self) -> str | None:
+        """Why this project's code candidates may not be executed, or None when they may: a
+        staff user (active) created it, or the operator allows every project
+        (``TA_SANDBOX_ALLOW_ALL_PROJECTS``). Any registered user can create a project, so
+        execution is not theirs to switch on alone."""
+        if settings.TA_SANDBOX_ALLOW_ALL_PROJECTS:
+            return None
+        creator = self.created_by
+        if creator is not None and creator.is_active and (creator.is_staff or creator.is_superuser):
+            return None
+        return (
+            "code execution is available only for projects created by a staff user; an "
+            "operator can allow it for every project (TA_SANDBOX_ALLOW_ALL_PROJECTS=1)"
+        )
 
 
 class Membership(models.Model):

@@ -25,7 +25,7 @@ def project_create(*, name: str, user) -> Project:  # type: ignore[no-untyped-de
         raise MembershipRejected("a project name has at most 100 characters")
     try:
         with transaction.atomic():
-            project = Project.objects.create(name=name)
+            project = Project.objects.create(name=name, created_by=user)
             Membership.objects.create(project=project, user=user, role=Membership.Role.OWNER)
     except IntegrityError:
         # Names are unique across the instance; say so rather than which project holds it.

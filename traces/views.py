@@ -19,6 +19,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
+    HttpResponseForbidden,
     JsonResponse,
 )
 from django.shortcuts import redirect, render
@@ -31,7 +32,7 @@ from common.hygiene import clean_filename, csv_safe
 from common.rendering import render_page_or_fragment
 from traces import selectors
 from traces.links import page_url
-from traces.models import ProjectToken, Upload
+from traces.models import ExecutionRefused, ProjectToken, Upload
 from traces.run_source import RunSource
 from traces.services import (
     FORMATS,
@@ -88,7 +89,10 @@ def project_sandbox(request: HttpRequest, pk: int) -> HttpResponse:
     if value not in ("on", "off"):
         return HttpResponseBadRequest("execute_code_candidates must be 'on' or 'off'")
     project.execute_code_candidates = value == "on"
-    project.save(update_fields=["execute_code_candidates"])
+    try:
+        project.save(update_fields=["execute_code_candidates"])
+    except ExecutionRefused as exc:
+        return HttpResponseForbidden(f"Code execution refused: {exc}", content_type="text/plain")
     messages.warning(
         request,
         "Code candidates will be executed in a sandbox by the workers of the next audit."

@@ -40,6 +40,14 @@ from traces.selectors import load_events
 NO_EXECUTION_LABELS = "no execution labels"
 
 
+def executes_code(run: AuditRun) -> bool:
+    """Whether the run's start executes code candidates: the project's switch is on and the
+    project may have it (`Project.execution_refusal`: checked again here, so a creator no longer
+    staff or a changed operator setting stops execution at the next run)."""
+    project = run.project
+    return bool(project.execute_code_candidates) and project.execution_refusal is None
+
+
 def verifier_of(events: list[dict]) -> str:
     """The verifier named by a trace's first verification event ("" if none names one)."""
     group = vote_group("", events)
@@ -85,7 +93,8 @@ def executed_labels(run: AuditRun) -> dict[LabelKey, CandidateLabel]:
         stored = ((params or {}).get("execution") or {}).get("labels") or {}
         for tid, cands in stored.items():
             for cid, (valid, detail) in cands.items():
-                out[(tid, cid)] = CandidateLabel(bool(valid), "executed", str(detail))
+                known = None if valid is None else bool(valid)  # None: sandbox unavailable
+                out[(tid, cid)] = CandidateLabel(known, "executed", str(detail))
     return out
 
 
@@ -182,7 +191,7 @@ def run_calibrate(
     verification votes (SPEC §5.3 calibration; ``with_votes``: those traces, if the caller
     found them already), after executing code candidates when the project says so. ``inputs``:
     the key the rows are stored under for later runs (`auditor.runs.calibration_cache`)."""
-    execute = bool(run.project.execute_code_candidates)
+    execute = executes_code(run)
     if with_votes is None:
         with_votes = traces_with_votes(trace_ids)
     groups = tally_groups(run, with_votes, execute=execute)
@@ -233,7 +242,11 @@ def store_calibrations(
                 store=project_results(run.project_id),
             )
             labelled = [label_events(events, labels) for events in group.events]
-            execution = {"counts": counts, "labelled": len(labels), "labels": _encode(labels)}
+            known = sum(lab.valid is not None for lab in labels.values())
+            execution = {"counts": counts, "labelled": known, "labels": _encode(labels)}
+            unavailable = next((lab.detail for lab in labels.values() if lab.valid is None), None)
+            if unavailable:
+                execution["unavailable"] = unavailable
             for events in labelled:
                 group.tally.add_trace(PTrace.from_events(events))
         if not len(group.tally):
@@ -246,6 +259,8 @@ def store_calibrations(
         unidentified = any(math.isnan(getattr(cal.params, k)) for k in ("alpha", "beta"))
         if not execute and unidentified and group.hidden_tests:
             params["not_applicable"] = NO_EXECUTION_LABELS
+        elif execution is not None and unidentified and execution.get("unavailable"):
+            params["not_applicable"] = execution["unavailable"]
         Calibration.objects.update_or_create(
             run=run,
             model=model,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from django.conf import settings as django_settings
 
-from auditor.runs.calibration import traces_with_votes
+from auditor.runs.calibration import executes_code, traces_with_votes
 from auditor.runs.models import AuditRun
 from common.jobs import job_enqueue
 
@@ -125,7 +125,19 @@ def enqueue_tallies(run: AuditRun, parts: Sequence[Sequence[int]], inputs: str) 
         job_enqueue(tally_calibration_part, run.pk, index, len(parts), list(part), inputs)
 
 
+def execution_queue(run_id: int) -> str | None:
+    """The queue of the tasks that may execute code candidates (a run's start and its
+    calibration): ``TA_SANDBOX_QUEUE`` when set and the run's project executes them — served by
+    workers with bubblewrap (docs/sandbox.md) — else None (the task's own queue)."""
+    queue = django_settings.TA_SANDBOX_QUEUE
+    if not queue:
+        return None
+    run = AuditRun.objects.select_related("project", "project__created_by").filter(pk=run_id)
+    found = run.first()
+    return queue if found is not None and executes_code(found) else None
+
+
 def enqueue_calibrate(run_id: int) -> None:
     from auditor.runs.tasks import calibrate_run  # lazy: see the module docstring
 
-    job_enqueue(calibrate_run, run_id)
+    job_enqueue(calibrate_run, run_id, queue=execution_queue(run_id))

@@ -31,6 +31,7 @@ from auditor.runs.queueing import (
     enqueue_chunks,
     enqueue_parts,
     enqueue_tallies,
+    execution_queue,
     queue_later,
     split_early,
     tally_parts,
@@ -139,7 +140,7 @@ def _enqueue_start(run_id: int) -> None:
     # In the function: auditor.runs.tasks imports this module (its task calls audit_run_start).
     from auditor.runs.tasks import start_run
 
-    job_enqueue(start_run, run_id)
+    job_enqueue(start_run, run_id, queue=execution_queue(run_id))
 
 
 # --- starting --------------------------------------------------------------------------------

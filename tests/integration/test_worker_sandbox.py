@@ -24,8 +24,16 @@ LDB = REPO.parent / "shared" / "data" / "ldb" / "humaneval_reflexion_gpt-3.5-tur
 def _sandbox_available() -> None:
     from policies.sandbox import SandboxSettings, run_program
 
-    if run_program("print(1)", SandboxSettings(enabled=True)).status == "unavailable":
-        pytest.skip("the sandbox needs Linux namespaces (root)")
+    res = run_program("print(1)", SandboxSettings(enabled=True))
+    if res.status == "unavailable":
+        pytest.skip(f"the sandbox needs bubblewrap, libseccomp and user namespaces: {res.detail}")
+
+
+def _created_by_staff(project, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    """Code execution is for projects a staff user created (Project.execution_refusal)."""
+    staff = django_user_model.objects.create_user("staff", password="staff-pw", is_staff=True)
+    project.created_by = staff
+    project.save(update_fields=["created_by"])
 
 
 def _run_vrr(project, timeout: float = 240.0) -> AuditRun:  # type: ignore[no-untyped-def]
@@ -41,9 +49,10 @@ def _finite(x) -> bool:  # type: ignore[no-untyped-def]
 
 
 def test_ldb_alpha_beta_finite_with_execution_and_not_applicable_without(
-    celery_worker_process, project, client, alice
+    celery_worker_process, project, client, alice, django_user_model
 ):
     _sandbox_available()
+    _created_by_staff(project, django_user_model)
     ingest(project, LDB, "humaneval.jsonl")
     client.force_login(alice)
 
@@ -120,9 +129,10 @@ def _hostile_loop() -> bytes:
 
 
 def test_an_infinite_loop_is_its_candidates_failure_and_the_worker_lives(
-    celery_worker_process, project
+    celery_worker_process, project, django_user_model
 ):
     _sandbox_available()
+    _created_by_staff(project, django_user_model)
     ingest(project, _hostile_loop(), "loop.jsonl")
     project.execute_code_candidates = True
     project.save(update_fields=["execute_code_candidates"])

@@ -202,7 +202,7 @@ def test_ldb_with_recorded_labels_only_vrr_is_not_applicable_never_a_guard_fallb
 
 def test_ldb_with_sandboxed_execution_calibrates_alpha_and_beta_from_executed_labels() -> None:
     if run_program("print(1)", SandboxSettings(enabled=True)).status == "unavailable":
-        unavailable("the sandbox needs root and Linux namespaces")
+        unavailable("the sandbox needs bubblewrap, libseccomp and user namespaces")
     path = next(p for p in LDB if "humaneval" in p.stem)
     every = ldb_traces(path)
     loops = [t for t in every if sum(e["type"] == "candidate" for e in t) > 1]

@@ -24,8 +24,9 @@ FAST = SandboxSettings(enabled=True, timeout_s=4.0, cpu_s=3)
 
 @pytest.fixture(scope="module", autouse=True)
 def _sandbox_available() -> None:
-    if run_program("print(1)", FAST).status == "unavailable":
-        unavailable("the sandbox needs root and Linux namespaces (unshare)")
+    res = run_program("print(1)", FAST)
+    if res.status == "unavailable":
+        unavailable(f"the sandbox needs bubblewrap, libseccomp and user namespaces: {res.detail}")
 
 
 @pytest.fixture
@@ -101,11 +102,12 @@ def test_hostile_candidates_end_as_their_own_labelled_failures(
     bodies = {
         "infinite_loop": "def f():\n    while True:\n        pass\n",
         "children": (
-            "import os, time\n"
+            "import os, sys, time\n"
             "def f():\n"
             "    for _ in range(20):  # bounded here: root ignores process-count limits\n"
             "        if os.fork() == 0:\n"
-            f"            os.execv('/bin/sleep', ['sleep', '{token}'])\n"
+            "            os.execv(sys.executable,\n"
+            f"                     ['python', '-c', 'import time; time.sleep({token})'])\n"
             "    while True:\n"
             "        time.sleep(1)\n"
         ),
@@ -132,15 +134,20 @@ def test_hostile_candidates_end_as_their_own_labelled_failures(
     for cid in bodies:
         if cid != "correct":
             assert got[cid].valid is False, (cid, got[cid])
-    assert got["infinite_loop"].detail.startswith("timeout")
+    # whichever limit comes first: 3 CPU seconds, or 4 s of wall clock on a loaded machine
+    assert got["infinite_loop"].detail in (
+        "timeout: killed at the wall-clock limit",
+        "failed: CPU time limit",
+    )
     assert got["children"].detail.startswith("timeout")
     assert "MemoryError" in got["allocate_10gb"].detail
-    assert "Network is unreachable" in got["network"].detail
-    assert "Read-only file system" in got["write_outside"].detail
+    assert "PermissionError" in got["network"].detail  # the seccomp filter: no socket at all
+    assert "No such file or directory" in got["write_outside"].detail  # the host's dirs: absent
     assert got["exit_early"].detail == "failed: exited before the tests finished"
     assert accepted == [] and not outside.exists()
     assert processes_with(token) == []  # every child died with the namespace
-    assert stats["timeout"] == 2 and stats["passed"] == 1 and stats["programs run"] == 7
+    assert stats["timeout"] + stats["failed"] == 6 and stats["timeout"] >= 1
+    assert stats["passed"] == 1 and stats["programs run"] == 7
     # the caller is alive and the sandbox still works
     assert run_program("print('still here')", FAST).status == "passed"
 
@@ -157,7 +164,7 @@ def test_a_candidate_cannot_escalate_or_reach_devices() -> None:
         "    pass\n"
         "else:\n"
         "    raise SystemExit('wrote to /proc/sys')\n"
-        "assert os.getpid() == 1  # its own PID namespace\n"
+        "assert sorted(int(p) for p in os.listdir('/proc') if p.isdigit()) == [1, os.getpid()]\n"
         "print('contained')\n"
     )
     res = run_program(probe, FAST, marker="contained")
@@ -178,11 +185,20 @@ def test_execution_is_off_by_default_and_never_labels_what_did_not_run() -> None
         )
     broken = SandboxSettings(enabled=True, python="/nonexistent/python3")
     res = run_program("print(1)", broken)
-    assert res.status == "unavailable" and res.passed is None and "exec failed" in res.detail
+    assert res.status == "unavailable" and res.passed is None
+    assert res.detail.startswith("sandbox unavailable: interpreter /nonexistent/python3")
     labels, stats = execute_hidden_tests(
         [candidate_trace({"a": "def f():\n    return 1\n"})], broken
     )
-    assert labels == {} and stats["unavailable"] == 1
+    # unknown, with the reason — never a failure, and never run any weaker way
+    assert labels == {("sb", "a"): CandidateLabel(None, "executed", res.detail)}
+    assert stats["unavailable"] == 1
+    events = apply_labels(candidate_trace({"a": "x"}), labels).events
+    assert "valid" not in events[1]["labels"]
+    assert events[1]["labels"]["label_detail"].startswith("sandbox unavailable: ")
+    no_bwrap = SandboxSettings(enabled=True, bwrap="/nonexistent/bwrap")
+    res = run_program("print(1)", no_bwrap)
+    assert res.status == "unavailable" and "bubblewrap (/nonexistent/bwrap) not found" in res.detail
 
 
 def test_hidden_test_programs_for_humaneval_and_mbpp_shapes() -> None:
@@ -302,3 +318,15 @@ def test_the_wait_ends_at_the_programs_exit_or_its_limit_with_or_without_pidfds(
         assert (done.status, done.stdout) == ("passed", "hi\n"), pidfds
         late = run_program(sleeper, quick)
         assert late.status == "timeout" and late.duration_s >= 1.5, pidfds
+
+
+def test_programs_import_the_standard_library_and_numpy_and_nothing_else_installed() -> None:
+    ok = run_program(
+        "import json, hashlib, ctypes, sqlite3, numpy\nprint(int(numpy.arange(4).sum()))\n", FAST
+    )
+    assert ok.status == "passed" and ok.stdout == "6\n", ok.stderr
+    for name in ("django", "psycopg", "policies", "pytest"):  # the worker's own packages
+        res = run_program(f"import {name}\n", FAST)
+        assert res.detail == f"ModuleNotFoundError: No module named '{name}'", res.detail
+    bare = run_program("import numpy\n", SandboxSettings(enabled=True, packages=()))
+    assert bare.detail == "ModuleNotFoundError: No module named 'numpy'"
