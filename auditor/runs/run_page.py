@@ -16,7 +16,7 @@ from django.db.models.expressions import RawSQL
 
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.selectors import run_list
-from auditor.runs.summary import MATRIX_KEY
+from policies.report import MATRIX_KEY
 
 # auditor.runs.summary keeps each policy's matrix counts in the summary, so the page counts
 # only for a run summarised before it did.

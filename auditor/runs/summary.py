@@ -16,11 +16,9 @@ from django.db.models.functions import Cast
 from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.record_settings import full_record, settings_tables
 from auditor.runs.stats_display import policy_statistics
-from policies import run_fold
 from policies.paper_tables import EVENT_KEYS, ChecklistTable
-from policies.run_fold import PolicyFold
+from policies.report import PolicyFold
 from traces.models import Trace
 
 #: A result row's fields the summary reads beside its record (the batches' folds read the same).
@@ -44,15 +42,13 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     (`auditor.runs.folds`); this reads the rows, for a run whose results changed since."""
     n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
     analyze_results_if_misjudged(run)
-    # read afresh: a caller's run object may predate the batches (or the replay) that added keys
-    table = settings_tables([run.pk]).get(run.pk) or {}
     out: dict[str, Any] = {}
     for policy in run.policies:
         # The queue counted, not listed (PolicyFold's default): its readers count it, and a
         # run's unknown results are read where they are needed (the traces list's transition
         # filter, the annotation queues), not from 8 MB of summary at 10⁵ traces (issue 17).
         fold = PolicyFold(policy)
-        for row, category in _result_rows(run, policy, table):
+        for row, category in _result_rows(run, policy):
             fold.add(row, category)
         paper = fold.summary.paper
         if isinstance(paper, ChecklistTable) and _events_apart(policy):
@@ -92,14 +88,11 @@ def analyze_results_if_misjudged(run: AuditRun) -> bool:
     return True
 
 
-def _result_rows(
-    run: AuditRun, policy: str, settings_table: dict[str, Any]
-) -> Iterator[tuple[dict[str, Any], str]]:
+def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], str]]:
     """The policy's results in trace order, each with its trace's category (`NO_CATEGORY` for
     none), a page at a time (keyset on the trace, which the (run, trace, policy) unique index
     serves). The records are read as text (`_record_text`), decoded by orjson: the JSONField path
-    decodes them with the stdlib, half of the summary's time on a large run. The first comes
-    whole (`full_record` with the run's ``settings_table``): the summary shows its settings."""
+    decodes them with the stdlib, half of the summary's time on a large run."""
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
         .order_by("trace_id")
@@ -116,8 +109,6 @@ def _result_rows(
         )
         for r in page:
             record = orjson.loads(r.pop("record_text"))
-            if last is None:
-                record = full_record(record, settings_table)
             last = r["trace_id"]
             category = categories.get(r["trace_id"]) or NO_CATEGORY
             yield {**r, "record": record, "policy": policy}, category
@@ -128,11 +119,6 @@ def _result_rows(
 def _run_order(run: AuditRun) -> Any:
     order = {p: i for i, p in enumerate(run.policies)}
     return lambda p: (order.get(p, len(order)), p)
-
-
-#: Where each policy's summary keeps its transition-matrix counts for the run page
-#: (auditor.runs.run_page reads them there; counting 400k results took it 0.4 s).
-MATRIX_KEY = run_fold.MATRIX_KEY
 
 
 def _events_apart(policy: str) -> bool:
