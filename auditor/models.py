@@ -10,9 +10,7 @@ from auditor.runs.models import (
     AuditResult,
     AuditRun,
     Calibration,
-    CalibrationPart,
     ExecutionResult,
-    SummaryFold,
 )
 
 __all__ = [
@@ -22,12 +20,10 @@ __all__ = [
     "AuditResult",
     "AuditRun",
     "Calibration",
-    "CalibrationPart",
     "ExecutionResult",
     "Export",
     "ModelCallRecord",
     "ResultOverride",
     "RunModelUsage",
-    "SummaryFold",
     "Verdict",
 ]

@@ -176,17 +176,15 @@ def run_calibrate(
     trace_ids: Sequence[int],
     *,
     with_votes: Sequence[int] | None = None,
-    inputs: str = "",
 ) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
     verification votes (SPEC §5.3 calibration; ``with_votes``: those traces, if the caller
-    found them already), after executing code candidates when the project says so. ``inputs``:
-    the key the rows are stored under for later runs (`auditor.runs.calibration_cache`)."""
+    found them already), after executing code candidates when the project says so."""
     execute = bool(run.project.execute_code_candidates)
     if with_votes is None:
         with_votes = traces_with_votes(trace_ids)
     groups = tally_groups(run, with_votes, execute=execute)
-    store_calibrations(run, groups, execute=execute, inputs=inputs)
+    store_calibrations(run, groups, execute=execute)
 
 
 def tally_groups(
@@ -219,10 +217,9 @@ def tally_groups(
 
 
 def store_calibrations(
-    run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool, inputs: str = ""
+    run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool
 ) -> None:
-    """Each group's calibration (after executing its candidates, with ``execute``), stored
-    under the key of its ``inputs``."""
+    """Each group's calibration (after executing its candidates, with ``execute``)."""
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:
@@ -254,6 +251,5 @@ def store_calibrations(
                 "traces": group.traces,
                 "observations": cal.n_observations,
                 "params": params,
-                "inputs": inputs,
             },
         )
