@@ -124,7 +124,7 @@ class AuditResult(models.Model):
         NOT_APPLICABLE = "not_applicable"
 
     # No index of its own: result_unique (run, trace, policy) leads with the run, and every
-    # result written paid for the second copy (issue 17).
+    # result written paid for the second copy.
     run = models.ForeignKey(
         AuditRun, on_delete=models.CASCADE, related_name="results", db_index=False
     )
@@ -214,4 +214,3 @@ class ExecutionResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key[:12]} {'passed' if self.passed else 'failed'}"
-

@@ -148,10 +148,7 @@ def json_text(value: Any) -> str | None:
 
 def _insert_ignoring_conflicts(rows: Sequence[dict[str, Any]]) -> None:
     # The JSONField's encoder is the stdlib's, which writes NaN: strict JSON first (`policy_row`).
-    safe = [
-        {k: json_safe(v) if k in _JSON_COLUMNS else v for k, v in r.items()}
-        for r in rows
-    ]
+    safe = [{k: json_safe(v) if k in _JSON_COLUMNS else v for k, v in r.items()} for r in rows]
     AuditResult.objects.bulk_create(
         [AuditResult(**row) for row in safe], ignore_conflicts=True, batch_size=500
     )

@@ -21,7 +21,7 @@ from policies.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.report import PolicyFold
 from traces.models import Trace
 
-#: A result row's fields the summary reads beside its record (the batches' folds read the same).
+#: A result row's fields the summary reads beside its record.
 ROW_FIELDS = tuple(f for f in DECISION_FIELDS if f != "record")
 #: A trace's category in the summary's tables when it has none.
 NO_CATEGORY = "—"
@@ -34,19 +34,20 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     """Run-level tables per policy (the TwinCheck paper's Tables 1–2 and each policy's own
     metrics), from the stored results.
 
-    Streamed (issue 17): each policy's results are read a page at a time in trace order and
-    folded into a `policies.run_fold.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
+    Streamed: each policy's results are read a page at a time in trace order and folded into
+    a `policies.report.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
     which keeps counts and a few bytes per result; holding every decoded record took the
     finishing worker to 1.2 GB at 10⁵ traces. A test pins the tables to `summarise_run` over the
-    whole rows. A finished run's summary is usually the merge of the folds its batches stored
-    (`auditor.runs.folds`); this reads the rows, for a run whose results changed since."""
+    whole rows. The only way a run's summary is made: when its last chunk finishes
+    (`auditor.runs.work.finish_if_complete`) and when its results change
+    (`auditor.runs.store.change_results`)."""
     n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
     analyze_results_if_misjudged(run)
     out: dict[str, Any] = {}
     for policy in run.policies:
         # The queue counted, not listed (PolicyFold's default): its readers count it, and a
         # run's unknown results are read where they are needed (the traces list's transition
-        # filter, the annotation queues), not from 8 MB of summary at 10⁵ traces (issue 17).
+        # filter, the annotation queues), not from 8 MB of summary at 10⁵ traces.
         fold = PolicyFold(policy)
         for row, category in _result_rows(run, policy):
             fold.add(row, category)
@@ -136,10 +137,9 @@ def _record_text(policy: str) -> Any:
     PostgreSQL. A checklist record carries its feedback events whole (~30 keys each) and a
     claims timeline the tables never read: most of a run's record bytes (9.9 kB a record on
     the bench traces, the others' 0.9–1.3 kB), so sending and decoding them was most of the
-    summary's time (issue 17). Its rows come without both (a record stored since issue 17
-    names its settings; one stored before carries them); `_feedback_events` counts the
-    events. (Projecting the other policies' records to the keys their tables read made
-    PostgreSQL slower than sending them whole.)"""
+    summary's time. Its rows come without both; `_feedback_events` counts the events.
+    (Projecting the other policies' records to the keys their tables read made PostgreSQL
+    slower than sending them whole.)"""
     if not _events_apart(policy):
         return Cast("record", TextField())
     return RawSQL(

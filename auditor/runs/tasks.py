@@ -22,4 +22,3 @@ def audit_chunk(run_id: int, trace_ids: list[int]) -> int:
 @retrying_task(name="auditor.tasks.calibrate_run")
 def calibrate_run(run_id: int) -> None:
     services.audit_run_calibrate(run_id=run_id)
-

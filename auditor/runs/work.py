@@ -49,10 +49,9 @@ BATCH_TRACES = 50
 def with_env_name(traces: QuerySet[Trace]) -> QuerySet[Trace]:
     """The traces with what the auditors need of them: the model, and the environment's name
     as ``env_name`` (`AuditorCache.for_trace` picks the environment by it; the policies read
-    the header from the trace's events), and the category the run summary's tables group by
-    (`auditor.runs.folds`). Loading whole headers instead — a BFCL header carries
+    the header from the trace's events). Loading whole headers instead — a BFCL header carries
     tool docs, initial config and ground truth — cost an inline 200-trace audit 0.3 s of stdlib
-    JSON decoding and 40 MB (issue 17)."""
+    JSON decoding and 40 MB."""
     return traces.only("pk", "model").annotate(env_name=KT("header__env__name"))
 
 
@@ -65,7 +64,7 @@ class AuditorCache:
         """The run's auditors, kept by this thread from the run's previous chunk. A run's
         policies, settings and calibration do not change once its chunks are queued (the
         calibration is made before), so building them again for each chunk of a few hundred traces
-        — two queries, the auditors, their environments — was waste (issue 17); a chunk then
+        — two queries, the auditors, their environments — was waste; a chunk then
         audits as a part of one long chunk would. Not kept with a model configured: its backend
         holds a chunk's budget and statistics."""
         key = (run.pk, run.created_at, run.calibrated_at)  # not a chunk's from before it
@@ -292,6 +291,6 @@ def finish_if_complete(run_id: int) -> bool:
     )
     del summary  # written: not held while the receivers run
     if finished:
-        # without its summary, which no receiver reads (the whole JSON again, issue 17)
+        # without its summary, which no receiver reads (the whole JSON again)
         run_finished.send(sender=AuditRun, run=AuditRun.objects.defer("summary").get(pk=run_id))
     return finished
