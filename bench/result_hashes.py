@@ -38,7 +38,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
 
 DATA = ROOT.parent / "shared" / "data"
 #: What differs between two databases, not between two versions' results.
-VOLATILE = {"id", "pk", "run", "run_id", "trace_pk", "result_id", "created_at", "upload", "upload_id"}
+VOLATILE = {
+    "id",
+    "pk",
+    "run",
+    "run_id",
+    "trace_pk",
+    "result_id",
+    "created_at",
+    "upload",
+    "upload_id",
+}
 
 
 def digest(value: Any) -> str:
