@@ -168,3 +168,28 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
         )
         assert sorted(map(tuple, matrix), key=str) == sorted(counted, key=str)
         assert json.dumps(got) == json.dumps(expected)  # key order too: the stored bytes
+
+
+def test_results_are_written_only_through_the_store():
+    """Every write of `AuditResult` rows goes through auditor.runs.store — `store_results` for a
+    batch, `change_results` for a change, which remakes the run's summary — so a run's summary
+    always holds its results. The re-import of an export makes a whole run anew and summarises
+    it at its end."""
+    import re
+
+    from tests.conftest import REPO
+
+    calls = r"(?:\.\w+\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*"
+    writes = re.compile(
+        r"AuditResult\.objects" + calls + r"\.(?:update|create|bulk_create|get_or_create"
+        r"|update_or_create|bulk_update)\("
+    )
+    allowed = {"auditor/runs/store.py", "auditor/exports/reimport.py"}
+    writers = set()
+    for path in (REPO / "auditor").rglob("*.py"):
+        name = path.relative_to(REPO).as_posix()
+        if "/migrations/" in name:
+            continue
+        if writes.search(re.sub(r"\s+", "", path.read_text())):
+            writers.add(name)
+    assert writers == allowed
