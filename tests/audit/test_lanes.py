@@ -43,7 +43,7 @@ def stored(run: AuditRun) -> dict[tuple[int, str], dict]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_overlapped_batches_store_what_one_thread_stores(project, settings, monkeypatch):
+def test_overlapped_batches_store_what_one_thread_stores(postgres, project, settings, monkeypatch):  # type: ignore[no-untyped-def]
     ingest_file(project, SYCON)  # 200 traces: four batches, so reads and writes overlap
     ingest_file(project, LDB)
     threads = store_threads(monkeypatch)
@@ -147,7 +147,7 @@ def test_an_inline_audit_goes_chunk_by_chunk_with_one_bar(project, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_a_run_start_analyzes_tables_postgresql_never_analyzed(project):
+def test_a_run_start_analyzes_tables_postgresql_never_analyzed(postgres, project):  # type: ignore[no-untyped-def]
     """A new database's first audit: without statistics the planner scans every event for each
     batch's few traces; the start gathers them once, and only when none were ever gathered."""
     from django.db import connection
