@@ -230,5 +230,3 @@ def test_tallied_calibration_memory_grows_by_bytes_per_loop():
         peaks[way.__name__] = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
     assert peaks["columns_way"] > 10 and peaks["tally_way"] < 5, peaks
-
-
