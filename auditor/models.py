@@ -10,9 +10,7 @@ from auditor.runs.models import (
     AuditResult,
     AuditRun,
     Calibration,
-    CalibrationPart,
     ExecutionResult,
-    SummaryFold,
 )
 
 __all__ = [
@@ -22,13 +20,11 @@ __all__ = [
     "AuditResult",
     "AuditRun",
     "Calibration",
-    "CalibrationPart",
     "ExecutionResult",
     "Export",
     "ModelCallRecord",
     "ModelEndpoint",
     "ResultOverride",
     "RunModelUsage",
-    "SummaryFold",
     "Verdict",
 ]

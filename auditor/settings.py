@@ -188,14 +188,7 @@ TA_AUDIT_CHUNK_TRACES = env_int("TA_AUDIT_CHUNK_TRACES", 0, minimum=0)
 TA_AUDIT_OVERLAP = env_bool("TA_AUDIT_OVERLAP", True)
 TA_EXPORT_CHUNK_ROWS = env_int("TA_EXPORT_CHUNK_ROWS", 500, minimum=1)
 TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
-# A run whose loops, bootstrap size and calibration code equal an earlier run's of the project
-# copies that run's VRR calibration instead of computing it again (auditor.runs.calibration_cache).
-TA_CALIBRATION_REUSE = env_bool("TA_CALIBRATION_REUSE", True)
 TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
-# Each batch folds its results into the run summary's counts as it stores them, and the
-# finished run's summary merges the folds (auditor.runs.folds); off, the summary reads every
-# stored result back at the end. The tables are the same either way.
-TA_SUMMARY_FOLDS = env_bool("TA_SUMMARY_FOLDS", True)
 # Sandboxed programs a worker runs at once when a project executes code candidates
 # (docs/sandbox.md), and the wall-clock limit of each, seconds.
 TA_SANDBOX_WORKERS = env_int("TA_SANDBOX_WORKERS", 2, minimum=1)

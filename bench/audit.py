@@ -12,9 +12,7 @@ Ingests N synthetic 50-event traces (the policies benchmark's mix), then:
   of 1 and then 2 processes (`--concurrency`): claim, load events, audit, store results,
   summarise. Best of --repeat runs each; per run, the peak RSS of each worker pool process
   (VmHWM from /proc, read before the worker stops) and the summary's seconds; after the first,
-  the database bytes per trace of its results. A run after the first copies the first's VRR
-  calibration (the same loops: auditor.runs.calibration_cache), which its line says; with
-  TA_CALIBRATION_REUSE=0 in the environment every run calibrates.
+  the database bytes per trace of its results.
 
 With `--llm` (instead of the 1 → 2 scaling): one worker process, three runs of all four
 policies — no model (heuristic judge); the ``llm`` judge against the scripted server of
@@ -187,10 +185,8 @@ def main() -> None:
                 print(
                     f"  run #{run.pk}: {concurrency} process(es) {rate:,.0f} traces/s; "
                     f"peak RSS per worker process {', '.join(f'{m:.0f}' for m in rss)} MB; "
-                    f"start (items, calibration) {run.timings.get('prepare_s', '?')} s"
-                    f"{reused_note(run)}, "
-                    f"summary {run.timings.get('summary_s', '?')} s "
-                    f"(from its {run.timings.get('summary_from', 'rows')})"
+                    f"start (items, calibration) {run.timings.get('prepare_s', '?')} s, "
+                    f"summary {run.timings.get('summary_s', '?')} s"
                 )
                 rates[concurrency] = max(rates.get(concurrency, 0.0), rate)
                 # the baseline from the first process count's runs, whichever it is (with
@@ -233,13 +229,6 @@ def drop_runs(project) -> None:  # type: ignore[no-untyped-def]
         for table in ("auditor_auditresult", "auditor_audititem", "auditor_calibration"):
             cur.execute(f"DELETE FROM {table} WHERE run_id = ANY(%s)", [runs])
     AuditRun.objects.filter(pk__in=runs).delete()
-
-
-def reused_note(run) -> str:  # type: ignore[no-untyped-def]
-    """Whether the run copied an earlier run's calibration (auditor.runs.calibration_cache;
-    TA_CALIBRATION_REUSE=0 in this command's environment makes every run calibrate)."""
-    source = run.timings.get("calibration_from")
-    return "" if source is None else f" (calibration copied from run #{source})"
 
 
 def best_rate(auditor, ids, events, repeat: int) -> float:  # type: ignore[no-untyped-def]

@@ -19,20 +19,15 @@ from dataclasses import fields
 from typing import Any, Protocol
 
 from .checklist_metrics import FeedbackRates, dominates, feedback_rates
-from .merging import NotMergeable, merge_counts, merge_nested
 from .stats import counted_average_precision, counted_roc_auc
 
 Rows = Sequence[Mapping[str, Any]]
 
 
 class Table(Protocol):
-    """A paper table as a fold over one policy's result rows, in the run's order. ``merge``
-    adds the fold of the rows that follow (a later part of the run): the table is then what
-    one fold over both parts gives, or `NotMergeable` is raised."""
+    """A paper table as a fold over one policy's result rows, in the run's order."""
 
     def add(self, row: Mapping[str, Any]) -> None: ...
-
-    def merge(self, other: Any) -> None: ...
 
     def result(self) -> dict[str, Any]: ...
 
@@ -73,11 +68,6 @@ def rate(values: Iterable[bool | None]) -> dict[str, Any]:
     return r.to_dict()
 
 
-def merge_rates(into: dict[Any, Rate], other: Mapping[Any, Rate]) -> None:
-    for key, r in other.items():
-        into.setdefault(key, Rate()).__iadd__(r)
-
-
 class Total:
     """``sum(values)``, one value at a time, with sum's result: ints are added exactly as they
     come; from the first value of another type on, the values are kept and summed at the end
@@ -99,14 +89,6 @@ class Total:
 
     def result(self) -> Any:
         return self.total if self.values is None else sum(self.values)
-
-    def merge(self, other: Total) -> None:
-        """``other``'s values after this one's, as if added here. Exact only while neither
-        has met a value of another type than int: sum's compensated addition of floats is
-        not associative, and a part's ints were summed on the way (`NotMergeable`)."""
-        if self.values is not None or other.values is not None:
-            raise NotMergeable("a total of non-integers")
-        self.total += other.total
 
 
 def fold(table: Table, rows: Rows) -> dict[str, Any]:
@@ -133,13 +115,6 @@ class GateScores:
             self.n += 1
             self.failures += failed
 
-    def merge(self, other: GateScores) -> None:
-        for score, (n, pos) in other.groups.items():
-            n0, pos0 = self.groups.get(score, (0, 0))
-            self.groups[score] = (n0 + n, pos0 + pos)
-        self.n += other.n
-        self.failures += other.failures
-
     def result(self) -> dict[str, Any]:
         return {
             "failure_prevalence": self.failures / self.n if self.n else None,
@@ -161,11 +136,6 @@ class TwincheckTable:
         for k, total in self.sums.items():
             total.add(rec.get(k, 0))
         self.gate.add(row)
-
-    def merge(self, other: TwincheckTable) -> None:
-        for k, total in self.sums.items():
-            total.merge(other.sums[k])
-        self.gate.merge(other.gate)
 
     def result(self) -> dict[str, Any]:
         return {**{k: t.result() for k, t in self.sums.items()}, **self.gate.result()}
@@ -225,17 +195,6 @@ class ChecklistTable:
             self.applicable[key] += count
         self.classes["actor"][str(e.get("actor_class"))] += count
         self.classes["guarded"][str(e.get("guarded_class"))] += count
-
-    def merge(self, other: ChecklistTable) -> None:
-        for mine, theirs in (
-            (self.events, other.events),
-            (self.applicable, other.applicable),
-            (self.not_applicable, other.not_applicable),
-            (self.flags, other.flags),
-            (self.divergences, other.divergences),
-        ):
-            merge_counts(mine, theirs)
-        merge_nested(self.classes, other.classes)
 
     def result(self) -> dict[str, Any]:
         def rates(counts: Counter[tuple[Any, ...]], which: str) -> FeedbackRates:
@@ -330,24 +289,6 @@ class VrrTable:
             if s:
                 self.label_sources[str(s)] += 1
 
-    def merge(self, other: VrrTable) -> None:
-        if other.loops:
-            self.k_max = max(self.k_max, other.k_max) if self.loops else other.k_max
-        self.loops += other.loops
-        merge_rates(self.reaching, other.reaching)
-        merge_rates(self.last_by_length, other.last_by_length)
-        for mine, theirs in (
-            (self.modes, other.modes),
-            (self.not_applicable, other.not_applicable),
-            (self.stop_status, other.stop_status),
-            (self.label_sources, other.label_sources),
-        ):
-            merge_counts(mine, theirs)
-        for name in ("actor", "stop", "guard", "headline"):
-            getattr(self, name).__iadd__(getattr(other, name))
-        self.saved += other.saved
-        self.n_headline += other.n_headline
-
     def result(self) -> dict[str, Any]:
         fixed: dict[str, Any] = {}
         for k in range(self.k_max if self.loops else 0):
@@ -406,14 +347,6 @@ class CommitTable:
         self.recheck_sources[str(rec.get("recheck_source"))] += 1
         if rec.get("unknown_reason"):
             self.unknown_reasons[str(rec["unknown_reason"])] += 1
-
-    def merge(self, other: CommitTable) -> None:
-        self.applied += other.applied
-        for k, values in self.values.items():  # in order: the means are sums over them
-            values.extend(other.values[k])
-        merge_rates(self.rates, other.rates)
-        merge_counts(self.recheck_sources, other.recheck_sources)
-        merge_counts(self.unknown_reasons, other.unknown_reasons)
 
     def result(self) -> dict[str, Any]:
         def mean(key: str) -> float | None:

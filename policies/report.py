@@ -22,10 +22,10 @@ from typing import Any
 from .audit import PolicyResult
 from .delta import Pair, delta_report_counted, success_counts_counted
 from .jsonsafe import json_safe
-from .merging import merge_counts, merge_nested
 from .paper_tables import TABLES
 from .stats import holm, mcnemar_exact
 from .transitions import TRANSITIONS
+from .twincheck_report import TwincheckReport
 
 ResultLike = PolicyResult | Mapping[str, Any]
 
@@ -204,26 +204,6 @@ class RunSummary:
             self.paper.add(row)
         self.n += 1
 
-    def merge(self, other: RunSummary) -> None:
-        """Add ``other``, the fold of the rows that follow this one's in the run's order: the
-        result is then what one fold over both gives (`paper_tables.merge_counts` keeps the
-        first-occurrence order the bootstrap depends on)."""
-        if other.policy != self.policy or other.queue_items != self.queue_items:
-            raise ValueError(f"merge {other.policy!r} into {self.policy!r}")
-        if self.n == 0:
-            self.settings = other.settings
-        self.applied += other.applied
-        self.accepted += other.accepted
-        merge_counts(self.not_applicable, other.not_applicable)
-        merge_counts(self.continuations, other.continuations)
-        merge_nested(self.transitions, other.transitions)
-        merge_nested(self.codes, other.codes)
-        for item in other.queue.items():
-            self.queue.append(item)
-        if self.paper is not None and other.paper is not None:
-            self.paper.merge(other.paper)
-        self.n += other.n
-
     def result(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
         n = self.n
         kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
@@ -280,3 +260,43 @@ def summarise_run(
     for r, c in zip(rows, cats, strict=True):
         summary.add(r, c)
     return summary.result(n_boot=n_boot, level=level, seed=seed)
+
+
+#: Where a policy's run summary keeps its transition-matrix cells, [[actor, guarded, n], …] in
+#: the order of their first occurrence (the run page draws the matrix from them).
+MATRIX_KEY = "transition_matrix"
+
+
+class PolicyFold:
+    """One policy's run summary as a fold over its result rows in the run's order: `add` each
+    row with its trace's category, then `result`. Holds `RunSummary` (counts and the paper
+    table), TwinCheck's `TwincheckReport` and the transition-matrix cells — counts and a few
+    bytes a result, so a run of any size is summarised a page of rows at a time."""
+
+    def __init__(self, policy: str, *, queue_items: bool = False) -> None:
+        self.policy = policy
+        self.summary = RunSummary(policy, queue_items=queue_items)
+        self.report = TwincheckReport() if policy == "twincheck" else None
+        self.cells: dict[tuple[Any, Any], int] = {}
+
+    @property
+    def n(self) -> int:
+        return self.summary.n
+
+    def add(self, row: Mapping[str, Any], category: str) -> None:
+        self.summary.add(row, category)
+        if self.report is not None:
+            self.report.add(row, category)
+        if row["transition"] != "not_applicable":
+            key = (row["actor_success"], row["guarded_success"])
+            self.cells[key] = self.cells.get(key, 0) + 1
+
+    def result(self, *, n_boot: int) -> dict[str, Any]:
+        """The policy's part of the run summary (with its report for TwinCheck)."""
+        if not self.summary.n:
+            return {"n": 0, MATRIX_KEY: []}
+        out = self.summary.result(n_boot=n_boot)
+        out[MATRIX_KEY] = [[a, g, n] for (a, g), n in self.cells.items()]
+        if self.report is not None:  # the paper's per-certificate table and Fig. 2 (gate AUC/AP)
+            out["report"] = self.report.result(n_boot=n_boot, seed=0)
+        return out

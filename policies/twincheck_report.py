@@ -33,7 +33,6 @@ from typing import Any
 
 from .audit import PolicyResult
 from .jsonsafe import json_safe
-from .merging import merge_counts, merge_nested
 from .paper_tables import GateScores
 from .stats import counted_paired_bootstrap_ci, mcnemar_exact
 from .transitions import transition
@@ -92,9 +91,6 @@ class CertificateCounts:
                 c["accepted"] += 1
                 c[transition(row.get("actor_success"), row.get("guarded_success"))] += 1
 
-    def merge(self, other: CertificateCounts) -> None:
-        merge_nested(self.counts, other.counts)
-
     def result(self) -> dict[str, dict[str, int]]:
         out = self.counts
         table = {k: {col: c[col] for col in COUNTS} for k, c in sorted(out.items())}
@@ -126,10 +122,6 @@ class GateRanking:
         if _accepted(row):
             a = row.get("actor_success")
             self.selected[a if a is None or isinstance(a, bool) else "other"] += 1
-
-    def merge(self, other: GateRanking) -> None:
-        self.scores.merge(other.scores)
-        merge_counts(self.selected, other.selected)
 
     def result(self) -> dict[str, Any]:
         return {
@@ -245,21 +237,6 @@ class TwincheckReport:
             self.modes[str(row.get("continuation"))] += 1
             self.reasons[_reason_key(str(rec.get("continuation_reason", "")))] += 1
         self.awaiting_review += len(rec.get("awaiting_review", []))
-
-    def merge(self, other: TwincheckReport) -> None:
-        """Add the fold of the rows that follow (`RunSummary.merge`)."""
-        self.certificates.merge(other.certificates)
-        self.gate.merge(other.gate)
-        merge_nested(self.codes, other.codes)
-        self.n += other.n
-        self.accepted += other.accepted
-        for mine, theirs in (
-            (self.rejections, other.rejections),
-            (self.modes, other.modes),
-            (self.reasons, other.reasons),
-        ):
-            merge_counts(mine, theirs)
-        self.awaiting_review += other.awaiting_review
 
     def control_row(self, n_boot: int, seed: int) -> dict[str, Any]:
         """Table 3's row for this run's results."""

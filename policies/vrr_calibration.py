@@ -477,62 +477,6 @@ class VoteTally:
     def __len__(self) -> int:
         return self.observations
 
-    def merge(self, other: VoteTally) -> None:
-        """Append ``other``'s loops after this tally's, as if they had been added here one by
-        one: its rows not seen yet numbered in its order of first occurrence (the order they
-        would have come in), its loops numbered on from this tally's (the bootstrap resamples
-        loops by number). Tallies of consecutive parts of a group's traces, merged in order,
-        equal the tally of the whole group (a run's calibration tallied in parallel)."""
-        remap = array("i", bytes(4 * len(other._rows)))
-        for key, r in other._rows.items():
-            row = self._rows.get(key)
-            if row is None:
-                row = self._rows[key] = len(self._rows)
-                self._counts.append(0)
-            remap[r] = row
-        for r, count in enumerate(other._counts):
-            self._counts[remap[r]] += count
-        self._pair_loop.extend(loop + self._loops for loop in other._pair_loop)
-        self._pair_row.extend(remap[r] for r in other._pair_row)
-        self._pair_count.extend(other._pair_count)
-        self._loops += other._loops
-        self._codes.extend(other._codes)
-        self.observations += other.observations
-        self._informative += other._informative
-        self._max_votes = max(self._max_votes, other._max_votes)
-
-    def state(self) -> dict[str, Any]:
-        """The tally as plain data (numbers, lists, bytes), for `from_state`."""
-        return {
-            "rows": [list(k) for k in self._rows],
-            "counts": list(self._counts),
-            "pairs": [a.tobytes() for a in (self._pair_loop, self._pair_row, self._pair_count)],
-            "loops": self._loops,
-            "codes": self._codes.tobytes(),
-            "observations": self.observations,
-            "informative": self._informative,
-            "max_votes": self._max_votes,
-        }
-
-    @classmethod
-    def from_state(cls, state: dict[str, Any]) -> VoteTally:
-        tally = cls()
-        tally._rows = {
-            (float(a), float(v), float(lab), float(f)): i
-            for i, (a, v, lab, f) in enumerate(state["rows"])
-        }
-        tally._counts = [int(c) for c in state["counts"]]
-        for arr, raw in zip(
-            (tally._pair_loop, tally._pair_row, tally._pair_count), state["pairs"], strict=True
-        ):
-            arr.frombytes(raw)
-        tally._loops = int(state["loops"])
-        tally._codes.frombytes(state["codes"])
-        tally.observations = int(state["observations"])
-        tally._informative = int(state["informative"])
-        tally._max_votes = float(state["max_votes"])
-        return tally
-
     def calibrate(self, *, n_boot: int = 200, level: float = 0.95, seed: int = 0) -> Calibration:
         """`calibrate` of the tallied observations and transitions."""
         codes = np.frombuffer(self._codes, dtype=np.int8) if self._codes else np.empty(0, np.int8)

@@ -15,7 +15,6 @@ def test_task_names_and_their_queues_are_stable():
         "auditor.tasks.calibrate_run": "audit",
         "auditor.tasks.resume_stale_work": "audit",
         "auditor.tasks.start_run": "audit",
-        "auditor.tasks.tally_calibration_part": "audit",
         "auditor.tasks_export.build_export": "export",
         "traces.tasks.index_search": "ingest",
         "traces.tasks.process_upload": "ingest",

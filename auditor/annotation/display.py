@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from auditor.annotation.models import AnnotationItem
-from auditor.runs.trajectory import full_trajectory
 from traces.models import Event
 
 # Context text is bounded so a pathological event cannot make the page megabytes long; code
@@ -194,7 +193,7 @@ def item_display(item: AnnotationItem, *, blind: bool = True) -> dict[str, Any]:
     if item.kind == "outcome":
         out["needs"] = p.get("needs") or "guarded outcome"
         # an item about the actor's outcome shows the recorded trajectory, not the guarded one
-        traj = full_trajectory(item.result) if out["needs"] != "actor outcome" else None
+        traj = item.result.full_trajectory() if out["needs"] != "actor outcome" else None
         if traj:
             out.update(_context(list(traj)))
         else:

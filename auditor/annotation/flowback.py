@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from auditor.annotation.human_gate import pair_flow_back
 from auditor.annotation.models import AnnotationItem, ResultOverride
-from auditor.runs.folds import discard_folds
-from auditor.runs.models import AuditResult, AuditRun
-from auditor.runs.summary import audit_run_summary
+from auditor.runs.models import AuditResult
+from auditor.runs.store import change_results
 from policies.transitions import transition
 
 # An outcome item's final label → the guarded outcome it sets ("unclear" sets nothing).
@@ -54,11 +53,7 @@ def flow_back(item: AnnotationItem) -> None:
             "source": item.final_source,
         },
     )
-    result.actor_success = actor
-    result.guarded_success = guarded
-    result.transition = transition(actor, guarded)
-    result.save(update_fields=["actor_success", "guarded_success", "transition"])
-    _resummarise(result.run_id)
+    _change(result, actor, guarded, transition(actor, guarded))
 
 
 def revert_flow_back(item: AnnotationItem) -> None:
@@ -69,16 +64,16 @@ def revert_flow_back(item: AnnotationItem) -> None:
     if override is None:
         return
     result = override.result
-    result.actor_success = override.machine_actor_success
-    result.guarded_success = override.machine_guarded_success
-    result.transition = override.machine_transition
-    result.save(update_fields=["actor_success", "guarded_success", "transition"])
+    machine = (
+        override.machine_actor_success,
+        override.machine_guarded_success,
+        override.machine_transition,
+    )
     override.delete()
-    _resummarise(result.run_id)
+    _change(result, *machine)
 
 
-def _resummarise(run_id: int) -> None:
-    # a result changed under the run's batches: a running run's summary is made from its rows
-    discard_folds(run_id)
-    run = AuditRun.objects.get(pk=run_id)
-    AuditRun.objects.filter(pk=run_id).update(summary=audit_run_summary(run))
+def _change(result: AuditResult, actor: bool | None, guarded: bool | None, kind: str) -> None:
+    """The result's outcomes and transition set, and the run's tables recomputed."""
+    values = {"actor_success": actor, "guarded_success": guarded, "transition": kind}
+    change_results(result.run_id, [(result.trace_id, result.policy, values)])

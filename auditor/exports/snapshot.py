@@ -10,7 +10,7 @@ next is read, so nothing holds the whole dataset.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
@@ -19,7 +19,6 @@ from auditor.annotation.selectors import result_annotations
 from auditor.exports.models import Export
 from auditor.exports.rows import JSON_COLUMNS, TRACE_FIELDS, flat_decision
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.record_settings import full_record, settings_tables
 from auditor.runs.stats_display import policy_statistics
 from common.jobs import job_heartbeat
 from traces import selectors as trace_selectors
@@ -81,8 +80,6 @@ class Snapshot:
         self.decisions = decisions.filter(pk__lte=self.max_result)
         self.traces = traces
         self.columns: list[str] = []  # set by the writer
-        # the runs' settings tables: a stored record names its settings (exports hold them whole)
-        self.settings = settings_tables(self.run_ids)
 
     def heartbeat(self) -> None:
         job_heartbeat(self.mine)
@@ -111,25 +108,17 @@ class Snapshot:
                 yield part
 
     def decisions_of(self, trace_ids: Sequence[int]) -> list[dict]:
-        return self._whole(
+        return list(
             self.decisions.filter(trace_id__in=trace_ids)
             .order_by("trace_id", "run_id", "policy")
             .values(*RESULT_VALUES)
         )
-
-    def _whole(self, rows: Iterable[dict]) -> list[dict]:
-        """The rows with their records as the policies wrote them (settings included)."""
-        out = list(rows)
-        for r in out:
-            r["record"] = full_record(r["record"], self.settings.get(r["run_id"]))
-        return out
 
     # -- decisions (CSV, Parquet): one row each --------------------------------------------
     def rows(self) -> Iterator[list[dict]]:
         """Flat decision rows, a chunk at a time, with annotations attached."""
         fields = (*RESULT_VALUES, *(f"trace__{k}" for k in TRACE_FIELDS))
         for page in keyset(self.decisions, fields, self.chunk):
-            page = self._whole(page)
             notes = result_annotations([r["id"] for r in page])
             yield [flat_decision(r, notes.get(r["id"])) for r in page]
             self.heartbeat()
@@ -138,8 +127,8 @@ class Snapshot:
         """Top-level record fields (at most `limit` names), from a first pass over the records
         (bounded: one page at a time)."""
         keys: set[str] = set()
-        for page in keyset(self.decisions, ("id", "run_id", "record"), self.chunk):
-            for r in self._whole(page):
+        for page in keyset(self.decisions, ("id", "record"), self.chunk):
+            for r in page:
                 if isinstance(r["record"], dict):
                     keys.update(k for k in r["record"] if len(keys) < limit)
         return sorted(keys)

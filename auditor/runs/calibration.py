@@ -1,6 +1,6 @@
 """VRR noise parameters per (model, verifier) group, estimated from a run's traces before its
 work starts (SPEC §5.3 calibration), and — where the project's owner switched it on — the labels
-of code candidates executed against their hidden tests in the sandbox (issue 13 §2).
+of code candidates executed against their hidden tests in the sandbox.
 
 Execution happens here, in `audit_run_start`, which runs in a Celery worker (or in the CLI's
 inline audit): never in the web process, which only queues runs. The executed labels are kept
@@ -33,7 +33,7 @@ from traces.selectors import load_events
 
 # policies.vrr_calibration (and numpy under it, ~40 ms) is imported where a group is calibrated,
 # not here: every process imports this module at Django start (runs.work, the apps' signal
-# receivers), and only runs whose traces hold verification votes use it (issue 17).
+# receivers), and only runs whose traces hold verification votes use it.
 
 # Why α and β are missing when the project does not execute code: the loops' records label only
 # their final candidate, so no labelled transition exists to estimate them from.
@@ -113,7 +113,7 @@ class Group:
     """One (model, verifier) group's calibration input, read a part of the run at a time: what
     the calibration reads of its vote observations and transitions (a `VoteTally`: distinct
     rows, loop shapes, a byte per transition), not its traces' events — at 10⁵ traces those
-    held the start's worker at 1.3 GB (issue 17) — nor each observation: as objects they were
+    held the start's worker at 1.3 GB — nor each observation: as objects they were
     +115 MB at 10⁵ traces, as columns ~30 MB and as much again to sort them at calibration.
     The events are kept only to execute candidates."""
 
@@ -153,7 +153,7 @@ def traces_with_votes(trace_ids: Sequence[int]) -> list[int]:
     bootstrap resamples loops by their index in the group, and an unordered DISTINCT came back
     in another order once the plan changed (10⁵ traces). On PostgreSQL the ids go as array
     parameters of ID_PART: as the ORM's ``IN`` list of 10⁵ placeholders they took the start's
-    worker 96 MB over its size for the moment of the query (issue 17), as one array 13 MB."""
+    worker 96 MB over its size for the moment of the query, as one array 13 MB."""
     if connection.vendor != "postgresql":
         return list(
             Event.objects.filter(trace_id__in=trace_ids, type="verification")
@@ -185,17 +185,15 @@ def run_calibrate(
     trace_ids: Sequence[int],
     *,
     with_votes: Sequence[int] | None = None,
-    inputs: str = "",
 ) -> None:
     """VRR noise parameters per (model, verifier) group, from the run's traces that hold
     verification votes (SPEC §5.3 calibration; ``with_votes``: those traces, if the caller
-    found them already), after executing code candidates when the project says so. ``inputs``:
-    the key the rows are stored under for later runs (`auditor.runs.calibration_cache`)."""
+    found them already), after executing code candidates when the project says so."""
     execute = executes_code(run)
     if with_votes is None:
         with_votes = traces_with_votes(trace_ids)
     groups = tally_groups(run, with_votes, execute=execute)
-    store_calibrations(run, groups, execute=execute, inputs=inputs)
+    store_calibrations(run, groups, execute=execute)
 
 
 def tally_groups(
@@ -228,10 +226,9 @@ def tally_groups(
 
 
 def store_calibrations(
-    run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool, inputs: str = ""
+    run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool
 ) -> None:
-    """Each group's calibration (after executing its candidates, with ``execute``), stored
-    under the key of its ``inputs``."""
+    """Each group's calibration (after executing its candidates, with ``execute``)."""
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:
@@ -269,6 +266,5 @@ def store_calibrations(
                 "traces": group.traces,
                 "observations": cal.n_observations,
                 "params": params,
-                "inputs": inputs,
             },
         )

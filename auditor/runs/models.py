@@ -3,19 +3,21 @@ and results, and VRR calibrations."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings as django_settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
 from common.jobs import Job
-from traces.models import Project, Trace
+from traces.models import Event, Project, Trace
 
 __all__ = ["DECISION_FIELDS", "AuditItem", "AuditResult", "AuditRun", "Calibration"]
 
 # A policy's decision as AuditResult stores it: the keys of policies' PolicyResult.to_dict()
 # that are columns here (besides guarded_trajectory and guarded_from, which only the trace page
-# and annotation read, through auditor.runs.trajectory.full_trajectory). Written
+# and annotation read, through AuditResult.full_trajectory). Written
 # once: storing results, the run tables, annotation queues and exports all read this list.
 DECISION_FIELDS = (
     "applied",
@@ -45,9 +47,6 @@ class AuditRun(Job):
     traces_done = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True, help_text="run-level tables per policy")
-    # Each distinct settings dict its decision records were made with, by content key: the
-    # stored records name theirs (auditor.runs.record_settings).
-    record_settings = models.JSONField(default=dict, blank=True)
     timings = models.JSONField(default=dict, blank=True)
     # When the start stored the run's VRR calibration (or found none was needed). Until then no
     # trace with verification votes is audited: the start queues the other traces' chunks
@@ -131,7 +130,7 @@ class AuditResult(models.Model):
         NOT_APPLICABLE = "not_applicable"
 
     # No index of its own: result_unique (run, trace, policy) leads with the run, and every
-    # result written paid for the second copy (issue 17).
+    # result written paid for the second copy.
     run = models.ForeignKey(
         AuditRun, on_delete=models.CASCADE, related_name="results", db_index=False
     )
@@ -143,8 +142,9 @@ class AuditResult(models.Model):
     transition = models.CharField(max_length=16, choices=Transition.choices)
     continuation = models.CharField(max_length=12)
     record = models.JSONField()
-    # The guarded trajectory from index guarded_from on (auditor.runs.trajectory rebuilds the
-    # whole from the trace's events); guarded_from NULL: a full copy, as rows stored before.
+    # The guarded trajectory from index guarded_from on (`full_trajectory` rebuilds the whole
+    # from the trace's events; auditor.runs.store.split_trajectory cuts it). Both NULL: the
+    # guarded trajectory is the actor's.
     guarded_trajectory = models.JSONField(null=True, blank=True)
     guarded_from = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -161,6 +161,24 @@ class AuditResult(models.Model):
     def __str__(self) -> str:
         return f"{self.policy} on trace {self.trace_id}: {self.transition}"
 
+    def full_trajectory(self, events: list[Any] | None = None) -> list[Any] | None:
+        """The whole guarded trajectory (None when it is the actor's): the trace's first
+        ``guarded_from`` events, then the stored suffix. ``events``: the trace's event payloads
+        in order, if the caller holds them already (else one query reads the prefix)."""
+        suffix = self.guarded_trajectory
+        if suffix is None:
+            return None
+        start = self.guarded_from or 0
+        if not start:
+            return list(suffix)
+        if events is None:
+            events = list(
+                Event.objects.filter(trace_id=self.trace_id)
+                .order_by("seq")
+                .values_list("payload", flat=True)[:start]
+            )
+        return [*events[:start], *suffix]
+
 
 class Calibration(models.Model):
     """VRR noise parameters of one (model, verifier) group, estimated from a run's traces."""
@@ -171,8 +189,6 @@ class Calibration(models.Model):
     traces = models.PositiveIntegerField()
     observations = models.PositiveIntegerField()
     params = models.JSONField(help_text="rho0, rho1, alpha, beta, prior, J and intervals")
-    # What it was computed from (auditor.runs.calibration_cache), "" if it may not be reused.
-    inputs = models.CharField(max_length=64, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -182,25 +198,6 @@ class Calibration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model or '-'} / {self.verifier or '-'}"
-
-
-class CalibrationPart(models.Model):
-    """One part of a run's loops tallied per calibration group, while the run's VRR calibration
-    is tallied in parallel (`auditor.runs.calibration_parts`); deleted once merged."""
-
-    run = models.ForeignKey(
-        AuditRun, on_delete=models.CASCADE, related_name="calibration_parts", db_index=False
-    )
-    index = models.PositiveIntegerField()
-    state = models.BinaryField()  # plain data: calibration_parts.store_part
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "index"], name="calibration_part_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"run {self.run_id} calibration part {self.index}"
 
 
 class ExecutionResult(models.Model):
@@ -223,30 +220,3 @@ class ExecutionResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key[:12]} {'passed' if self.passed else 'failed'}"
-
-
-class SummaryFold(models.Model):
-    """A stored batch's results folded into the run summary's counts (`policies.run_fold`):
-    the finished run's summary merges its folds in trace order instead of reading every result
-    back (issue 17). Written in the batch's own transaction, only when the batch took all its
-    traces out of pending; deleted when the run's summary is made."""
-
-    # no index of its own: summary_fold_unique leads with the run
-    run = models.ForeignKey(
-        AuditRun, on_delete=models.CASCADE, related_name="summary_folds", db_index=False
-    )
-    # the batch's first and last trace ids and how many traces it folded: the folds of a run
-    # are merged only if they cover its done items once each, in trace order
-    first_trace = models.BigIntegerField()
-    last_trace = models.BigIntegerField()
-    traces = models.PositiveIntegerField()
-    version = models.CharField(max_length=32)  # policies.run_fold.FOLD_VERSION
-    state = models.BinaryField()  # policies.run_fold.dumps
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "first_trace"], name="summary_fold_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"run {self.run_id} traces {self.first_trace}–{self.last_trace}"

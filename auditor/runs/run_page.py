@@ -1,25 +1,21 @@
 """The run page's reads, at the cost of a page whatever the run's size (SPEC §9: p95 < 300 ms at
-100k results): the run with its summary less the annotation queues, and each policy's
-transition matrix, counted once per version of the run (both cached).
+100k results): the run with its summary less the annotation queues (cached), and each policy's
+transition matrix, from the cells the summary keeps.
 
-At 100,000 traces (bench/run_page.py) the page took 0.8 s: the summary is 8 MB, nearly all of it
-the annotation queues (one entry per unknown result) that the page never shows, decoded on every
-request; and the matrix was a GROUP BY over the run's 400,000 results, 370 ms, on every request."""
+At 100,000 traces (bench/run_page.py) the summary is 8 MB, nearly all of it the annotation
+queues (one entry per unknown result) that the page never shows; and counting the matrix over the
+run's 400,000 results took 370 ms."""
 
 from __future__ import annotations
 
 import orjson
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count
 from django.db.models.expressions import RawSQL
 
-from auditor.runs.models import AuditResult, AuditRun
+from auditor.runs.models import AuditRun
 from auditor.runs.selectors import run_list
-from auditor.runs.summary import MATRIX_KEY
-
-# auditor.runs.summary keeps each policy's matrix counts in the summary, so the page counts
-# only for a run summarised before it did.
+from policies.report import MATRIX_KEY
 
 
 def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-untyped-def]
@@ -64,38 +60,11 @@ def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-un
     return run
 
 
-def _count(run: AuditRun) -> dict[str, list[list]]:
-    out: dict[str, list[list]] = {p: [] for p in run.policies}
-    for r in (
-        # not-applicable results are no (actor, guarded) pair: shown apart, never as "same"
-        AuditResult.objects.filter(run=run)
-        .exclude(transition=AuditResult.Transition.NOT_APPLICABLE)
-        .values("policy", "actor_success", "guarded_success")
-        .annotate(n=Count("id"))
-        .order_by()
-    ):
-        if r["policy"] in out:
-            out[r["policy"]].append([r["actor_success"], r["guarded_success"], r["n"]])
-    return out
-
-
 def matrix_counts(run: AuditRun) -> dict[str, list[list]]:
-    """Per policy: [actor_success, guarded_success, n] of its applicable results — from the
-    summary when its writer kept them there, else counted once per version of the run's row
-    (see run_page_get: a change to the results ends with a new summary, so a new version)."""
+    """Per policy: [actor_success, guarded_success, n] of its applicable results, as the run's
+    summary keeps them (`policies.report.PolicyFold`)."""
     summary = run.summary or {}
-    stored = {p: (summary.get(p) or {}).get(MATRIX_KEY) for p in run.policies}
-    if all(isinstance(v, list) for v in stored.values()):
-        return stored  # type: ignore[return-value]
-    version = getattr(run, "row_version", None)
-    if version is None:
-        return _count(run)
-    key = f"ta:run-page-matrix:{run.pk}:{version}"
-    counts = cache.get(key)
-    if counts is None:
-        counts = _count(run)
-        cache.set(key, counts, 24 * 3600)
-    return counts
+    return {p: list((summary.get(p) or {}).get(MATRIX_KEY) or []) for p in run.policies}
 
 
 def transition_matrix(run: AuditRun) -> dict[str, list[list[dict]]]:

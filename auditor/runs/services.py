@@ -16,26 +16,10 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from auditor.llm.settings import check_judge_and_model, normalise_judge
-from auditor.runs import lanes, stalls
-from auditor.runs.calibration import (
-    ID_PART,
-    needs_calibration,
-    run_calibrate,
-    traces_with_votes,
-)
-from auditor.runs.calibration_cache import calibration_inputs, reuse_calibration
-from auditor.runs.calibration_parts import finish_parts, store_part
-from auditor.runs.models import AuditItem, AuditRun, CalibrationPart
-from auditor.runs.queueing import (
-    enqueue_calibrate,
-    enqueue_chunks,
-    enqueue_parts,
-    enqueue_tallies,
-    execution_queue,
-    queue_later,
-    split_early,
-    tally_parts,
-)
+from auditor.runs import stalls
+from auditor.runs.calibration import ID_PART, needs_calibration, run_calibrate
+from auditor.runs.models import AuditItem, AuditRun
+from auditor.runs.queueing import enqueue_calibrate, enqueue_chunks, execution_queue
 from auditor.runs.run_inputs import AuditRejected, checked_inputs
 from auditor.runs.work import Progress, audit_chunk_process, finish_if_complete
 from common.jobs import job_claim, job_enqueue, stale_cutoff, stale_pending, stale_running
@@ -158,50 +142,34 @@ def audit_run_start(
     *, run_id: int, inline: bool = False, progress: Progress | None = None
 ) -> AuditRun | None:
     """Claim the run, create one item per trace, calibrate VRR, and queue the chunks (or, inline,
-    process them here, calling ``progress(done, total)`` after each batch). With many loops the
-    calibration is tallied by parallel tasks instead, the last of which queues the loops
-    (`auditor.runs.calibration_parts`). Idempotent: a second call finds the run claimed."""
+    process them here, calling ``progress(done, total)`` after each batch). Idempotent: a
+    second call finds the run claimed."""
     if not job_claim(AuditRun, run_id):
         return None
     run = AuditRun.objects.select_related("project").get(pk=run_id)
     t0 = time.perf_counter()
     analyze_if_never_analyzed()
     ids = _run_ids(run)
-    # The loops are found on the read lane while the items are made here: both wait on
-    # PostgreSQL (at 10⁵ traces 1.2–1.8 s and 1.0–2.1 s of the start's serial time).
-    threaded = lanes.overlap_possible()
-    finding = (
-        lanes.submit("read", threaded, traces_with_votes, ids) if needs_calibration(run) else None
-    )
     _store_items(run, ids)
-    later: list[Sequence[int]] = [ids]
-    reused = None
-    if finding is not None:
-        votes = finding.result()
-        inputs = calibration_inputs(run, votes)
-        reused = reuse_calibration(run, inputs)  # an earlier run's, of the same loops
-        if reused is None:
-            after = _calibrate(run, ids, votes, inputs, inline=inline)
-            if after is None:  # tallied in parallel: the last part's task queues the loops
-                _prepared(run, t0)
-                return run
-            later = after
+    if needs_calibration(run):
+        run_calibrate(run, ids)
     # after the calibration is stored: the chunks audit traces with votes only from here on
     AuditRun.objects.filter(pk=run.pk).update(calibrated_at=timezone.now())
-    _prepared(run, t0, calibration_from=reused)
+    run.timings = {"prepare_s": round(time.perf_counter() - t0, 3)}
+    AuditRun.objects.filter(pk=run.pk).update(timings=run.timings)
     if not ids:
         finish_if_complete(run.pk)
     elif inline:
         _audit_inline(run.pk, ids, progress)
     else:
-        transaction.on_commit(lambda: enqueue_parts(run, later, len(ids)))
+        transaction.on_commit(lambda: enqueue_chunks(run, ids))
     run.refresh_from_db()
     return run
 
 
 def _run_ids(run: AuditRun) -> array[int]:
     """The run's trace ids, in order. 8 bytes an id, read 10,000 at a time: as a list of
-    ints, 10⁵ ids were 3.6 MB held through the start and 10 MB more while read (issue 17)."""
+    ints, 10⁵ ids were 3.6 MB held through the start and 10 MB more while read."""
     traces = run_traces(run).order_by("id").values_list("id", flat=True)
     return array("q", traces.iterator(chunk_size=ID_PART))
 
@@ -213,48 +181,6 @@ def _store_items(run: AuditRun, ids: Sequence[int]) -> None:
     with transaction.atomic():
         _create_items(run, ids)
         AuditRun.objects.filter(pk=run.pk).update(traces_total=len(ids))
-
-
-def _calibrate(
-    run: AuditRun, ids: Sequence[int], votes: Sequence[int], inputs: str, *, inline: bool
-) -> list[Sequence[int]] | None:
-    """Calibrate the run's loops in this process and return the parts of ``ids`` left to queue;
-    or queue the loops' tallies in parallel parts, whose last task calibrates and queues the
-    loops (None). Not inline, the traces no calibration touches are queued first, for the other
-    worker processes: at 10⁵ traces the start took 15 s, the others idle."""
-    tallies = [] if inline or run.project.execute_code_candidates else tally_parts(votes)
-    if tallies:
-        # queued first: the loops' audit waits for them
-        transaction.on_commit(lambda: enqueue_tallies(run, tallies, inputs))
-    later: list[Sequence[int]] = [ids]
-    if not inline:
-        early, later = split_early(ids, votes)
-        transaction.on_commit(lambda: enqueue_parts(run, early, len(ids)))
-    if tallies:
-        return None
-    run_calibrate(run, ids, with_votes=votes, inputs=inputs)
-    return later
-
-
-def _prepared(run: AuditRun, t0: float, *, calibration_from: int | None = None) -> None:
-    run.timings = {"prepare_s": round(time.perf_counter() - t0, 3)}
-    if calibration_from is not None:  # the run whose calibration was copied (calibration_cache)
-        run.timings["calibration_from"] = calibration_from
-    AuditRun.objects.filter(pk=run.pk).update(timings=run.timings)
-
-
-def audit_run_tally_part(
-    *, run_id: int, index: int, parts: int, trace_ids: list[int], inputs: str = ""
-) -> None:
-    """Tally one part of a run's loops; the task storing the last part calibrates the run and
-    queues the loops (`auditor.runs.calibration_parts`)."""
-    run = _uncalibrated(run_id)
-    if run is None:
-        return
-    store_part(run, index, trace_ids)
-    calibrated = finish_parts(run_id, parts, inputs)
-    if calibrated is not None:
-        queue_later(calibrated, _item_ids(calibrated))
 
 
 def _uncalibrated(run_id: int) -> AuditRun | None:
@@ -285,14 +211,10 @@ def audit_run_calibrate(*, run_id: int) -> bool:
         ids = _run_ids(run)
         _store_items(run, ids)
     if needs_calibration(run):
-        votes = traces_with_votes(ids)
-        inputs = calibration_inputs(run, votes)
-        if reuse_calibration(run, inputs) is None:
-            run_calibrate(run, (), with_votes=votes, inputs=inputs)
+        run_calibrate(run, ids)
     AuditRun.objects.filter(pk=run.pk, calibrated_at=None).update(
         calibrated_at=timezone.now(), heartbeat_at=timezone.now()
     )
-    CalibrationPart.objects.filter(run=run).delete()  # of a parallel tally that did not end
     pending = list(
         run.items.filter(status=AuditItem.Status.PENDING).values_list("trace_id", flat=True)
     )
@@ -324,7 +246,7 @@ def _offset(progress: Progress, before: int, total: int) -> Progress:
 def _create_items(run: AuditRun, ids: Sequence[int]) -> None:
     """One pending item per trace id (kept where one exists: a second start). On PostgreSQL the
     server makes them from an array parameter of ID_PART ids (all 10⁵ of a run in one took the
-    worker 20 MB over its size while psycopg sent them, issue 17); as model objects, 10⁵ items
+    worker 20 MB over its size while psycopg sent them); as model objects, 10⁵ items
     took seconds of the start's serial time and ~100 MB, built a slice at a time."""
     if connection.vendor == "postgresql":
         table = connection.ops.quote_name(AuditItem._meta.db_table)

@@ -1,11 +1,19 @@
-"""Writing a batch of audit results. On PostgreSQL the rows go in with one COPY: Django's
-multi-row INSERT quotes every jsonb value client-side in Python (psycopg's array dumper), which
-cost a run about as much as the four policies themselves (issue 17, measured in bench/audit.py).
-The JSON is encoded with orjson; jsonb stores the same value whichever encoder wrote the text.
+"""Writing audit results: the one module that writes `AuditResult` rows.
 
-COPY has no ON CONFLICT: a redelivered chunk racing its original can hit the (run, trace,
-policy) constraint, so the COPY runs in a savepoint and, on that conflict only, the batch is
-written again the idempotent way (INSERT … ON CONFLICT DO NOTHING) — rare, and still correct.
+`store_results` inserts a batch. On PostgreSQL the rows go in with one COPY: Django's
+multi-row INSERT quotes every jsonb value client-side in Python (psycopg's array dumper), which
+cost a run about as much as the four policies themselves. The JSON is encoded with orjson;
+jsonb stores the same value whichever encoder wrote the text. COPY has no ON CONFLICT: a
+redelivered chunk racing its original can hit the (run, trace, policy) constraint, so the COPY
+runs in a savepoint and, on that conflict only, the batch is written again the idempotent way
+(INSERT … ON CONFLICT DO NOTHING). On SQLite the batch is that ORM insert alone.
+
+`change_results` changes stored results after their batch (a human verdict, a re-replay) and
+makes the run's summary again from the rows, so the summary never lags its results.
+
+A guarded trajectory is stored as the suffix from where it leaves the trace's stored events
+(`split_trajectory`), with its start: a full copy repeats events the database already holds,
+for a long trace most of its bytes. `AuditResult.full_trajectory` rebuilds the whole.
 """
 
 from __future__ import annotations
@@ -18,9 +26,8 @@ import orjson
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from auditor.runs.models import DECISION_FIELDS, AuditResult
-from auditor.runs.record_settings import remember_settings, split_settings
-from auditor.runs.trajectory import split_trajectory
+from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
+from auditor.runs.summary import audit_run_summary
 from policies import PolicyResult
 from policies.jsonsafe import json_safe
 
@@ -35,9 +42,6 @@ COLUMNS = (
     "created_at",
 )
 _JSON_COLUMNS = frozenset({"record", "guarded_trajectory"})
-#: Not a column: {key: settings} of the row's record, which is stored naming its settings by
-#: that key (auditor.runs.record_settings); `store_results` adds them to the run's table.
-SETTINGS = "_settings"
 # orjson writes NaN and ±Infinity as null and tuples as arrays: the text `json_safe` would have
 # given, so a policy's own values are written without its copy (see `policy_row`).
 _DUMPS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
@@ -49,29 +53,38 @@ def result_row(
 ) -> dict[str, Any]:
     """One policy's `PolicyResult.to_dict()` as the values of a result row (no created_at).
     ``events``: the trace's stored event payloads in order (`traces.selectors.load_events`):
-    the guarded trajectory is stored as its suffix after their common prefix, and the record
-    without its settings, which go to the run's table (`SETTINGS`)."""
+    the guarded trajectory is stored as its suffix after their common prefix."""
     start, suffix = split_trajectory(events, d["guarded_trajectory"])
-    record, key, settings = split_settings(d["record"])
-    row = {
+    return {
         "run_id": run_id,
         "trace_id": trace_id,
         "policy": name,
         "guarded_trajectory": suffix,
         "guarded_from": start,
         **{f: d[f] for f in DECISION_FIELDS},
-        "record": record,
     }
-    if key is not None:
-        row[SETTINGS] = {key: settings}
-    return row
+
+
+def split_trajectory(
+    events: Sequence[Any], trajectory: list[Any] | None
+) -> tuple[int | None, list[Any] | None]:
+    """(k, suffix) with ``trajectory == events[:k] + suffix``; (None, None) for no trajectory
+    (the guarded trajectory is the actor's). k is the longest common prefix with the trace's
+    *stored* events (not the events the auditor saw, which may carry labels the run applied):
+    the prefix read back is then the trajectory's own by construction."""
+    if trajectory is None:
+        return None, None
+    k, n = 0, min(len(events), len(trajectory))
+    while k < n and trajectory[k] == events[k]:
+        k += 1
+    return k, trajectory[k:]
 
 
 def policy_row(
     run_id: int, trace_id: int, res: PolicyResult, events: Sequence[Any]
 ) -> dict[str, Any]:
     """`result_row` of a `PolicyResult` itself, without `PolicyResult.to_dict`'s strict-JSON copy
-    of the record and the whole trajectory (a fifth of the batch's own work, issue 17): the
+    of the record and the whole trajectory (a fifth of the batch's own work): the
     record and the trajectory's suffix stay the policy's objects, `store_results` writes them
     as the copy's text. The common prefix is found on the policy's own events, which are the
     stored ones (policies.replay keeps each event's dict): an identity test per event."""
@@ -88,8 +101,6 @@ def store_results(rows: Sequence[dict[str, Any]]) -> None:
     are. Call inside the batch's transaction (the items are marked done in the same one)."""
     if not rows:
         return
-    for run_id, settings in settings_by_run(rows).items():
-        remember_settings(run_id, settings)
     if connection.vendor != "postgresql":
         _insert_ignoring_conflicts(rows)
         return
@@ -100,20 +111,9 @@ def store_results(rows: Sequence[dict[str, Any]]) -> None:
         _insert_ignoring_conflicts(rows)
 
 
-def settings_by_run(rows: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """{run id: {settings key: settings}} the rows' records name (`SETTINGS`)."""
-    out: dict[int, dict[str, Any]] = {}
-    for row in rows:
-        settings = row.get(SETTINGS)
-        if settings:
-            out.setdefault(row["run_id"], {}).update(settings)
-    return out
-
-
 def copy_results(rows: Sequence[dict[str, Any]]) -> None:
     """Insert the rows with one COPY (PostgreSQL). A row already stored raises IntegrityError
-    and leaves the transaction aborted: the caller rolls back to where it can retry (a
-    savepoint in `store_results`, the batch's whole transaction in `auditor.runs.batch_write`)."""
+    and leaves the transaction aborted: `store_results` rolls back to its savepoint."""
     if not rows:
         return
     now = timezone.now()
@@ -148,10 +148,20 @@ def json_text(value: Any) -> str | None:
 
 def _insert_ignoring_conflicts(rows: Sequence[dict[str, Any]]) -> None:
     # The JSONField's encoder is the stdlib's, which writes NaN: strict JSON first (`policy_row`).
-    safe = [
-        {k: json_safe(v) if k in _JSON_COLUMNS else v for k, v in r.items() if k != SETTINGS}
-        for r in rows
-    ]
+    safe = [{k: json_safe(v) if k in _JSON_COLUMNS else v for k, v in r.items()} for r in rows]
     AuditResult.objects.bulk_create(
         [AuditResult(**row) for row in safe], ignore_conflicts=True, batch_size=500
     )
+
+
+def change_results(run_id: int, changes: Sequence[tuple[int, str, Mapping[str, Any]]]) -> None:
+    """Change stored results of a run — each (trace id, policy, {field: value}) — and make the
+    run's summary again from its rows, in one transaction: the one way results change after
+    their batch, so a run's summary always holds its results."""
+    with transaction.atomic():
+        for trace_id, policy, values in changes:
+            AuditResult.objects.filter(run_id=run_id, trace_id=trace_id, policy=policy).update(
+                **values
+            )
+        run = AuditRun.objects.get(pk=run_id)
+        AuditRun.objects.filter(pk=run_id).update(summary=audit_run_summary(run))

@@ -16,14 +16,12 @@ from django.db.models.functions import Cast
 from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.record_settings import full_record, settings_tables
 from auditor.runs.stats_display import policy_statistics
-from policies import run_fold
 from policies.paper_tables import EVENT_KEYS, ChecklistTable
-from policies.run_fold import PolicyFold
+from policies.report import PolicyFold
 from traces.models import Trace
 
-#: A result row's fields the summary reads beside its record (the batches' folds read the same).
+#: A result row's fields the summary reads beside its record.
 ROW_FIELDS = tuple(f for f in DECISION_FIELDS if f != "record")
 #: A trace's category in the summary's tables when it has none.
 NO_CATEGORY = "—"
@@ -36,23 +34,22 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     """Run-level tables per policy (the TwinCheck paper's Tables 1–2 and each policy's own
     metrics), from the stored results.
 
-    Streamed (issue 17): each policy's results are read a page at a time in trace order and
-    folded into a `policies.run_fold.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
+    Streamed: each policy's results are read a page at a time in trace order and folded into
+    a `policies.report.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
     which keeps counts and a few bytes per result; holding every decoded record took the
     finishing worker to 1.2 GB at 10⁵ traces. A test pins the tables to `summarise_run` over the
-    whole rows. A finished run's summary is usually the merge of the folds its batches stored
-    (`auditor.runs.folds`); this reads the rows, for a run whose results changed since."""
+    whole rows. The only way a run's summary is made: when its last chunk finishes
+    (`auditor.runs.work.finish_if_complete`) and when its results change
+    (`auditor.runs.store.change_results`)."""
     n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
     analyze_results_if_misjudged(run)
-    # read afresh: a caller's run object may predate the batches (or the replay) that added keys
-    table = settings_tables([run.pk]).get(run.pk) or {}
     out: dict[str, Any] = {}
     for policy in run.policies:
         # The queue counted, not listed (PolicyFold's default): its readers count it, and a
         # run's unknown results are read where they are needed (the traces list's transition
-        # filter, the annotation queues), not from 8 MB of summary at 10⁵ traces (issue 17).
+        # filter, the annotation queues), not from 8 MB of summary at 10⁵ traces.
         fold = PolicyFold(policy)
-        for row, category in _result_rows(run, policy, table):
+        for row, category in _result_rows(run, policy):
             fold.add(row, category)
         paper = fold.summary.paper
         if isinstance(paper, ChecklistTable) and _events_apart(policy):
@@ -92,14 +89,11 @@ def analyze_results_if_misjudged(run: AuditRun) -> bool:
     return True
 
 
-def _result_rows(
-    run: AuditRun, policy: str, settings_table: dict[str, Any]
-) -> Iterator[tuple[dict[str, Any], str]]:
+def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], str]]:
     """The policy's results in trace order, each with its trace's category (`NO_CATEGORY` for
     none), a page at a time (keyset on the trace, which the (run, trace, policy) unique index
     serves). The records are read as text (`_record_text`), decoded by orjson: the JSONField path
-    decodes them with the stdlib, half of the summary's time on a large run. The first comes
-    whole (`full_record` with the run's ``settings_table``): the summary shows its settings."""
+    decodes them with the stdlib, half of the summary's time on a large run."""
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
         .order_by("trace_id")
@@ -116,8 +110,6 @@ def _result_rows(
         )
         for r in page:
             record = orjson.loads(r.pop("record_text"))
-            if last is None:
-                record = full_record(record, settings_table)
             last = r["trace_id"]
             category = categories.get(r["trace_id"]) or NO_CATEGORY
             yield {**r, "record": record, "policy": policy}, category
@@ -128,11 +120,6 @@ def _result_rows(
 def _run_order(run: AuditRun) -> Any:
     order = {p: i for i, p in enumerate(run.policies)}
     return lambda p: (order.get(p, len(order)), p)
-
-
-#: Where each policy's summary keeps its transition-matrix counts for the run page
-#: (auditor.runs.run_page reads them there; counting 400k results took it 0.4 s).
-MATRIX_KEY = run_fold.MATRIX_KEY
 
 
 def _events_apart(policy: str) -> bool:
@@ -150,10 +137,9 @@ def _record_text(policy: str) -> Any:
     PostgreSQL. A checklist record carries its feedback events whole (~30 keys each) and a
     claims timeline the tables never read: most of a run's record bytes (9.9 kB a record on
     the bench traces, the others' 0.9–1.3 kB), so sending and decoding them was most of the
-    summary's time (issue 17). Its rows come without both (a record stored since issue 17
-    names its settings; one stored before carries them); `_feedback_events` counts the
-    events. (Projecting the other policies' records to the keys their tables read made
-    PostgreSQL slower than sending them whole.)"""
+    summary's time. Its rows come without both; `_feedback_events` counts the events.
+    (Projecting the other policies' records to the keys their tables read made PostgreSQL
+    slower than sending them whole.)"""
     if not _events_apart(policy):
         return Cast("record", TextField())
     return RawSQL(

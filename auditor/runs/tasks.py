@@ -29,12 +29,3 @@ def audit_chunk(run_id: int, trace_ids: list[int]) -> int:
 @retrying_task(name="auditor.tasks.calibrate_run")
 def calibrate_run(run_id: int) -> None:
     services.audit_run_calibrate(run_id=run_id)
-
-
-@retrying_task(name="auditor.tasks.tally_calibration_part")
-def tally_calibration_part(
-    run_id: int, index: int, parts: int, trace_ids: list[int], inputs: str = ""
-) -> None:
-    services.audit_run_tally_part(
-        run_id=run_id, index=index, parts=parts, trace_ids=trace_ids, inputs=inputs
-    )

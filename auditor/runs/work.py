@@ -11,14 +11,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.utils import timezone
 
 from auditor.llm.backend import RunBackend
 from auditor.runs import lanes
-from auditor.runs.batch_write import store_batch
 from auditor.runs.calibration import (
     executed_labels,
     has_votes,
@@ -26,17 +25,10 @@ from auditor.runs.calibration import (
     needs_calibration,
     vote_group,
 )
-from auditor.runs.folds import (
-    batch_folds,
-    discard_folds,
-    folds_enabled,
-    store_folds,
-    summary_from_folds,
-)
 from auditor.runs.models import AuditItem, AuditRun, Calibration
 from auditor.runs.signals import run_finished
 from auditor.runs.store import policy_row, store_results
-from auditor.runs.summary import analyze_results_if_misjudged, audit_run_summary
+from auditor.runs.summary import audit_run_summary
 from common.jobs import job_heartbeat
 from policies import Auditor, Judge
 from traces.models import Trace
@@ -57,11 +49,10 @@ BATCH_TRACES = 50
 def with_env_name(traces: QuerySet[Trace]) -> QuerySet[Trace]:
     """The traces with what the auditors need of them: the model, and the environment's name
     as ``env_name`` (`AuditorCache.for_trace` picks the environment by it; the policies read
-    the header from the trace's events), and the category the run summary's tables group by
-    (`auditor.runs.folds`). Loading whole headers instead — a BFCL header carries
+    the header from the trace's events). Loading whole headers instead — a BFCL header carries
     tool docs, initial config and ground truth — cost an inline 200-trace audit 0.3 s of stdlib
-    JSON decoding and 40 MB (issue 17)."""
-    return traces.only("pk", "model", "category").annotate(env_name=KT("header__env__name"))
+    JSON decoding and 40 MB."""
+    return traces.only("pk", "model").annotate(env_name=KT("header__env__name"))
 
 
 class AuditorCache:
@@ -73,7 +64,7 @@ class AuditorCache:
         """The run's auditors, kept by this thread from the run's previous chunk. A run's
         policies, settings and calibration do not change once its chunks are queued (the
         calibration is made before), so building them again for each chunk of a few hundred traces
-        — two queries, the auditors, their environments — was waste (issue 17); a chunk then
+        — two queries, the auditors, their environments — was waste; a chunk then
         audits as a part of one long chunk would. Not kept with a model configured: its backend
         holds a chunk's budget and statistics."""
         key = (run.pk, run.created_at, run.calibrated_at)  # not a chunk's from before it
@@ -146,8 +137,6 @@ def audit_chunk_process(
     run = AuditRun.objects.filter(pk=run_id).first()
     if run is None or run.status != AuditRun.Status.RUNNING:
         return 0
-    # in trace order: each batch folds its results into the run summary's counts, and the
-    # folds are merged in the order the summary would have read the results (auditor.runs.folds)
     pending = sorted(
         AuditItem.objects.filter(
             run=run, trace_id__in=trace_ids, status=AuditItem.Status.PENDING
@@ -199,13 +188,11 @@ def audit_chunk_process(
 
 @dataclass(slots=True)
 class Batch:
-    """A batch's audit, to be stored: its result rows, the traces audited, those that failed,
-    and the categories of its traces (for the run summary's folds)."""
+    """A batch's audit, to be stored: its result rows, the traces audited, those that failed."""
 
     rows: list[dict[str, Any]]
     done: list[int]
     failed: list[tuple[int, str]]
-    categories: dict[int, str | None]
 
 
 def _audit_batch(
@@ -215,7 +202,7 @@ def _audit_batch(
     auditors: AuditorCache,
 ) -> Batch:
     """Audit a batch of traces; a trace whose audit raises is a failed item, not a failed run."""
-    batch = Batch([], [], [], {t.pk: t.category for t in traces})
+    batch = Batch([], [], [])
     calibrating = run.calibrated_at is None and needs_calibration(run)
     for trace in traces:
         stored = events_by_trace[trace.pk]  # as the database holds them: see policy_row
@@ -244,22 +231,15 @@ def _audit_batch(
 
 
 def _store_batch(run_id: int, batch: Batch) -> int:
-    """Store a batch's results in one transaction (one COPY, one update), so the database round
-    trips do not dominate the policies' own work, and move the run's done count. Returns how
-    many of its items left pending here (not those a redelivered copy finished first)."""
-    folds = batch_folds(batch.rows, batch.categories) if folds_enabled() else None
-    if connection.vendor == "postgresql":  # four round trips (auditor.runs.batch_write)
-        return store_batch(run_id, batch.rows, batch.done, batch.failed, folds)
+    """Store a batch's results and take its items out of pending in one transaction, then
+    move the run's done count. Returns how many of its items left pending here (not those a
+    redelivered copy finished first)."""
     pending = AuditItem.objects.filter(run_id=run_id, status=AuditItem.Status.PENDING)
     with transaction.atomic():
         store_results(batch.rows)
         finished = pending.filter(trace_id__in=batch.done).update(
             status=AuditItem.Status.DONE, error="", attempts=F("attempts") + 1
         )
-        # only the batch that took all its traces out of pending: a redelivered copy's folds
-        # would count traces twice (the summary then reads the rows)
-        if folds is not None and finished == len(batch.done):
-            store_folds(run_id, batch.done, folds)
         for trace_id, error in batch.failed:
             finished += pending.filter(trace_id=trace_id).update(
                 status=AuditItem.Status.ERROR, error=error, attempts=F("attempts") + 1
@@ -294,25 +274,9 @@ def finish_if_complete(run_id: int) -> bool:
         # below could have used a summary, and it would not take it
         return False
     t0 = time.perf_counter()
-    summary, source = None, "rows"
-    if folds_enabled():
-        # the batches' folds, else every result read back
-        analyze_results_if_misjudged(run)  # for the run's readers, as the rows' summary does
-        summary = summary_from_folds(run, counts["done"] - counts["errors"])
-        source = "folds" if summary is not None else source
-    if summary is None:
-        # Folds gone while read: two chunks finished at once, and the other one stored the
-        # summary and dropped them. Reading every row again (24 s at 10⁵) would be in vain.
-        if not running.exists():
-            return False
-        summary = audit_run_summary(run)
-    # the summary's own time beside the start's (benchmarks and slow-run reports read it), and
-    # what it was made from
-    timings = {
-        **(run.timings or {}),
-        "summary_s": round(time.perf_counter() - t0, 3),
-        "summary_from": source,
-    }
+    summary = audit_run_summary(run)
+    # the summary's own time beside the start's (benchmarks and slow-run reports read it)
+    timings = {**(run.timings or {}), "summary_s": round(time.perf_counter() - t0, 3)}
     now = timezone.now()
     finished = bool(
         running.update(
@@ -326,8 +290,7 @@ def finish_if_complete(run_id: int) -> bool:
         )
     )
     del summary  # written: not held while the receivers run
-    discard_folds(run_id)  # merged (or not usable): the summary is stored
     if finished:
-        # without its summary, which no receiver reads (the whole JSON again, issue 17)
+        # without its summary, which no receiver reads (the whole JSON again)
         run_finished.send(sender=AuditRun, run=AuditRun.objects.defer("summary").get(pk=run_id))
     return finished

@@ -18,8 +18,6 @@ from django.utils.http import urlencode
 
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
-from auditor.runs.record_settings import full_record
-from auditor.runs.trajectory import full_trajectory
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.events import event_view
@@ -95,7 +93,7 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
     if selected.guarded_trajectory is not None:
         # One query, whatever the length; the alignment needs the whole actor trajectory.
         actor = list(trace_selectors.event_list(trace=trace).values_list("payload", flat=True))
-        ctx["sbs"] = side_by_side(actor, full_trajectory(selected, actor))
+        ctx["sbs"] = side_by_side(actor, selected.full_trajectory(actor))
     types = panels.event_types(r.policy for r in results)
     if actor is not None:
         panel_events = [e for e in actor if isinstance(e, dict) and e.get("type") in types]
@@ -109,8 +107,7 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
         panel_events = []
     shown = []
     for r in results:
-        record = full_record(r.record, run.record_settings)
-        record = record if isinstance(record, dict) else {}
+        record = r.record if isinstance(r.record, dict) else {}
         panel = panels.panel_for(r.policy)
         events = [e for e in panel_events if e.get("type") in panel.event_types]
         shown.append(

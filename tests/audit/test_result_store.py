@@ -14,12 +14,10 @@ from auditor.models import AuditResult, AuditRun
 from auditor.runs import summary as summary_module
 from auditor.runs.calibration import label_events
 from auditor.runs.models import DECISION_FIELDS
-from auditor.runs.record_settings import SETTINGS_REF, full_record
-from auditor.runs.store import SETTINGS, result_row, store_results
-from auditor.runs.summary import MATRIX_KEY, audit_run_summary
-from auditor.runs.trajectory import full_trajectory, split_trajectory
+from auditor.runs.store import result_row, split_trajectory, store_results
+from auditor.runs.summary import audit_run_summary
 from auditor.runs.work import AuditorCache, with_env_name
-from policies.report import summarise_run
+from policies.report import MATRIX_KEY, summarise_run
 from policies.twincheck_report import twincheck_report
 from tests.audit.test_runs import DATA, LDB, SYCON, ingest_file, run_inline
 from traces.models import Trace
@@ -51,7 +49,6 @@ def expected_results(run: AuditRun) -> dict[tuple[int, str], dict]:
     out = {}
     for (trace_id, name), (d, events) in policy_results(run).items():
         row = result_row(run.pk, trace_id, name, d, events)
-        row.pop(SETTINGS, None)
         out[(trace_id, name)] = json.loads(json.dumps(row))
     return out
 
@@ -74,16 +71,16 @@ def test_stored_results_equal_the_policies_results(project, path):
     # (LDB's loops are replayed without a changed trajectory; the other two change some.)
     assert any(r["guarded_trajectory"] is not None for r in stored.values()) or path == LDB
     assert all(r["record"] for r in stored.values())
-    # Stored without their settings, read back whole: each record as its policy wrote it.
-    assert all("settings" not in r["record"] and r["record"][SETTINGS_REF] for r in stored.values())
-    run.refresh_from_db()
+    # Each record as its policy wrote it, its settings in it.
+    assert all(isinstance(r["record"]["settings"], dict) for r in stored.values())
     written = {k: json.loads(json.dumps(d["record"])) for k, (d, _) in policy_results(run).items()}
-    assert {k: full_record(r["record"], run.record_settings) for k, r in stored.items()} == written
+    assert {k: r["record"] for k, r in stored.items()} == written
 
 
 @pytest.mark.parametrize("path", [SYCON, TAU], ids=["sycon", "tau"])
 def test_the_full_guarded_trajectory_comes_back_from_the_stored_suffix(project, path):
-    """Only the suffix from the divergence is stored; `full_trajectory` rebuilds, from the
+    """Only the suffix from the divergence is stored; `AuditResult.full_trajectory` rebuilds,
+    from the
     trace's events in the database, exactly the trajectory the policy returned — with the
     events read by its own query or handed in (the trace page holds them already)."""
     ingest_file(project, path)
@@ -93,24 +90,13 @@ def test_the_full_guarded_trajectory_comes_back_from_the_stored_suffix(project, 
     for result in AuditResult.objects.filter(run=run):
         d, events = expected[(result.trace_id, result.policy)]
         full = json.loads(json.dumps(d["guarded_trajectory"]))
-        assert full_trajectory(result) == full
-        assert full_trajectory(result, list(events)) == full
+        assert result.full_trajectory() == full
+        assert result.full_trajectory(list(events)) == full
         if full is not None:
             assert result.guarded_from is not None
             assert len(result.guarded_trajectory) == len(full) - result.guarded_from
             rebuilt += result.guarded_from > 0
     assert rebuilt  # some suffixes start after a shared prefix: the rebuild is exercised
-
-
-def test_rows_stored_as_full_copies_read_back_as_they_are(project):
-    """Rows from before the suffix form (guarded_from NULL) hold the whole trajectory."""
-    ingest_file(project, SYCON)
-    run = run_inline(project, policies=["checklist"], environment="none")
-    result = AuditResult.objects.filter(run=run).first()
-    whole = [{"type": "message", "role": "user", "content": "old row"}]
-    AuditResult.objects.filter(pk=result.pk).update(guarded_trajectory=whole, guarded_from=None)
-    result.refresh_from_db()
-    assert full_trajectory(result) == whole
 
 
 def test_split_trajectory_keeps_what_is_new():
@@ -158,9 +144,6 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
             .order_by("trace_id")
             .values("trace_id", *DECISION_FIELDS)
         )
-        run.refresh_from_db()
-        for r in rows:  # as every reader gets a stored record: whole (auditor.runs.record_settings)
-            r["record"] = full_record(r["record"], run.record_settings)
         results = [{**r, "policy": policy, "guarded_trajectory": None} for r in rows]
         cats = [categories.get(r["trace_id"]) or "—" for r in rows]
         n_boot = settings.TA_SUMMARY_BOOTSTRAP
@@ -185,3 +168,28 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
         )
         assert sorted(map(tuple, matrix), key=str) == sorted(counted, key=str)
         assert json.dumps(got) == json.dumps(expected)  # key order too: the stored bytes
+
+
+def test_results_are_written_only_through_the_store():
+    """Every write of `AuditResult` rows goes through auditor.runs.store — `store_results` for a
+    batch, `change_results` for a change, which remakes the run's summary — so a run's summary
+    always holds its results. The re-import of an export makes a whole run anew and summarises
+    it at its end."""
+    import re
+
+    from tests.conftest import REPO
+
+    calls = r"(?:\.\w+\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*"
+    writes = re.compile(
+        r"AuditResult\.objects" + calls + r"\.(?:update|create|bulk_create|get_or_create"
+        r"|update_or_create|bulk_update)\("
+    )
+    allowed = {"auditor/runs/store.py", "auditor/exports/reimport.py"}
+    writers = set()
+    for path in (REPO / "auditor").rglob("*.py"):
+        name = path.relative_to(REPO).as_posix()
+        if "/migrations/" in name:
+            continue
+        if writes.search(re.sub(r"\s+", "", path.read_text())):
+            writers.add(name)
+    assert writers == allowed

@@ -12,7 +12,8 @@ from django.urls import reverse
 
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.runs.stats_display import policy_statistics
-from auditor.runs.summary import MATRIX_KEY, audit_run_summary
+from auditor.runs.summary import audit_run_summary
+from policies.report import MATRIX_KEY
 from traces.models import Trace, Upload
 
 pytestmark = pytest.mark.django_db
@@ -74,17 +75,26 @@ def test_the_summary_keeps_the_matrix_and_the_page_reads_it_there(client, alice,
     assert not any("auditor_auditresult" in q for q in sql)  # not even on the first view
 
 
-def test_the_matrix_is_counted_once_per_version_of_the_run(client, alice, run):
-    """A run summarised before summaries kept the matrix: the page counts it, once."""
+def test_a_summary_written_without_the_matrix_gets_it_by_migration(client, alice, run):
+    """Summaries written before they kept the matrix get its cells counted from the results
+    (migration 0020): the page then reads them from the summary as from any other."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("auditor.migrations.0022_summary_matrix")
     client.force_login(alice)
     summary = {p: {k: v for k, v in s.items() if k != MATRIX_KEY} for p, s in run.summary.items()}
     AuditRun.objects.filter(pk=run.pk).update(summary=summary)
-    first, sql = _grid(client, run)
-    assert first == [[1, 1, 1], [1, 1, 0], [0, 0, 0]]
-    assert any("GROUP BY" in q for q in sql)  # counted over the results once ...
-    again, sql = _grid(client, run)
-    assert again == first
-    assert not any("auditor_auditresult" in q for q in sql)  # ... and not read again
+    migration.add_matrix(apps, None)
+    run.refresh_from_db()
+    assert sorted(run.summary["checklist"][MATRIX_KEY], key=str) == sorted(
+        [[False, True, 1], [True, False, 1], [True, True, 1], [False, False, 1], [True, None, 1]],
+        key=str,
+    )
+    grid, sql = _grid(client, run)
+    assert grid == [[1, 1, 1], [1, 1, 0], [0, 0, 0]]
+    assert not any("auditor_auditresult" in q for q in sql)
 
 
 def test_counts_kept_in_the_summary_are_read_from_it(client, alice, run):

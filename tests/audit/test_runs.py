@@ -9,7 +9,6 @@ import pytest
 
 from auditor.models import AuditItem, AuditResult, AuditRun, Calibration
 from auditor.runs.queueing import chunk_size
-from auditor.runs.record_settings import SETTINGS_REF, full_record
 from auditor.runs.services import (
     AuditRejected,
     audit_run_create,
@@ -228,13 +227,8 @@ def test_settings_are_recorded_with_every_decision(project):
     run = run_inline(
         project, policies=["checklist"], environment="none", settings={"checklist": {"theta": 0.7}}
     )
-    run.refresh_from_db()
-    # every decision names its settings; the run holds them once (issue 17: records are stored
-    # without repeated settings, and read back whole through full_record)
-    refs = {r.record[SETTINGS_REF] for r in AuditResult.objects.filter(run=run)}
-    assert len(refs) == 1 and set(run.record_settings) == refs
-    record = full_record(AuditResult.objects.filter(run=run).first().record, run.record_settings)
-    assert record["settings"]["theta"] == 0.7 and SETTINGS_REF not in record
+    records = [r.record for r in AuditResult.objects.filter(run=run)]
+    assert records and all(r["settings"]["theta"] == 0.7 for r in records)
 
 
 def test_the_cli_counts_list_policies_in_the_runs_order(project):
@@ -263,3 +257,45 @@ def test_a_runs_chunks_grow_with_it_unless_a_size_is_set(settings):
     assert chunk_size(164, model=True) == 100
     settings.TA_AUDIT_CHUNK_TRACES = 4
     assert chunk_size(4000) == 4 and chunk_size(4000, model=True) == 4
+
+
+def test_a_replayed_trace_keeps_its_new_settings_and_the_summary_follows(project):
+    """A re-replay changes results after their batch (`auditor.runs.store.change_results`):
+    the new record holds the settings it was decided with, and the run's summary is made
+    again from the rows in the same transaction."""
+    from django.db import transaction
+
+    from auditor.runs.rereplay import rereplay_trace
+    from auditor.runs.summary import audit_run_summary
+    from policies.heuristic_judge import HeuristicJudge
+
+    ingest_file(project, LDB)
+    run = run_inline(project, policies=["twincheck"], environment="none")
+    AuditRun.objects.filter(pk=run.pk).update(settings={"twincheck": {"min_margin": 3.0}})
+    run.refresh_from_db()
+    result = AuditResult.objects.filter(run=run).first()
+    with transaction.atomic():
+        rereplay_trace(run=run, trace_id=result.trace_id, judge=HeuristicJudge())
+    result.refresh_from_db()
+    run.refresh_from_db()
+    assert result.record["settings"]["min_margin"] == 3.0
+    assert run.summary == json.loads(json.dumps(audit_run_summary(run)))
+
+
+def test_a_chunk_redelivered_after_the_run_finished_changes_nothing(project, monkeypatch):
+    """It finds nothing pending: no result is written and no summary is made again."""
+    from auditor.runs import work
+
+    ingest_file(project, SYCON)
+    run = run_inline(project, policies=["commit"], environment="none")
+    before = (run.summary, AuditResult.objects.filter(run=run).count())
+
+    def unexpected(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("summarised again")
+
+    monkeypatch.setattr(work, "audit_run_summary", unexpected)
+    ids = list(run.items.values_list("trace_id", flat=True))
+    assert work.audit_chunk_process(run_id=run.pk, trace_ids=ids) == 0
+    assert not work.finish_if_complete(run.pk)
+    run.refresh_from_db()
+    assert (run.summary, AuditResult.objects.filter(run=run).count()) == before

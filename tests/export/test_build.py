@@ -17,7 +17,6 @@ from auditor.exports.services import ExportRejected, export_build, export_create
 from auditor.exports.writers import WRITERS
 from auditor.exports.writers.parquet import parquet_schema
 from auditor.models import AuditResult, Export
-from auditor.runs.record_settings import full_record
 from tests.conftest import STRICT
 from tests.export.conftest import ingest
 from traces.models import Event, Project, Trace
@@ -103,7 +102,7 @@ def test_parquet_reads_back_with_pyarrow(audited):
             res.guarded_success,
         )
         assert row["transition"] == res.transition and row["continuation"] == res.continuation
-        assert json.loads(row["record"]) == full_record(res.record, run.record_settings)
+        assert json.loads(row["record"]) == res.record
         assert json.loads(row["annotations"]) == []
 
 
@@ -134,12 +133,11 @@ def test_csv_reads_back_with_the_csv_module(audited):
         assert (
             row["guarded_success"] == {True: "true", False: "false", None: ""}[res.guarded_success]
         )
-        # exported whole: with the settings the stored record names (auditor.runs.record_settings)
-        record = full_record(res.record, run.record_settings)
-        assert json.loads(row["record"]) == record and "settings" in record
-        assert "record.settings" in flat and "record.settings_ref" not in flat
+        # exported whole, with the settings it was decided with
+        assert json.loads(row["record"]) == res.record and "settings" in res.record
+        assert "record.settings" in flat
         for col in flat:
-            value = record.get(col.removeprefix("record."))
+            value = res.record.get(col.removeprefix("record."))
             if isinstance(value, str):
                 assert row[col] == value
 

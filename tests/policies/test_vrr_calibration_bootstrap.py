@@ -230,33 +230,3 @@ def test_tallied_calibration_memory_grows_by_bytes_per_loop():
         peaks[way.__name__] = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
     assert peaks["columns_way"] > 10 and peaks["tally_way"] < 5, peaks
-
-
-def test_tallies_of_consecutive_parts_merged_in_order_are_the_whole_tally():
-    """A run's calibration may be tallied in parallel, a part of a group's loops per task
-    (auditor.runs.calibration_parts): the parts' tallies, merged in order — each through its
-    plain-data state, as stored — calibrate to the last bit as the whole group's tally, with
-    rows first seen in a later part, loops without votes and transitions in every part."""
-    import policies.vrr_calibration as vc
-
-    for seed, cuts in ((0, (1, 7)), (1, (13,)), (2, (0, 20, 21, 39))):
-        obs = observations(seed, 400, 40) + [VoteObservation(0, 0, None, False, 3)]
-        rnd = random.Random(seed)
-        per_loop: dict[int, list[VoteObservation]] = {}
-        for o in obs:
-            per_loop.setdefault(o.loop, []).append(o)
-        loops = [per_loop[k] for k in sorted(per_loop)]
-        moves = [[(rnd.random() < 0.4, rnd.random() < 0.6)] * (i % 3) for i in range(len(loops))]
-        whole = vc.VoteTally()
-        for loop, tr in zip(loops, moves, strict=True):
-            whole.add(loop, tr)
-        bounds = [0, *cuts, len(loops)]
-        merged = vc.VoteTally()
-        for lo, hi in zip(bounds, bounds[1:], strict=False):
-            part = vc.VoteTally()
-            for loop, tr in zip(loops[lo:hi], moves[lo:hi], strict=True):
-                part.add(loop, tr)
-            merged.merge(vc.VoteTally.from_state(part.state()))
-        assert merged.state() == whole.state()
-        got, want = merged.calibrate(n_boot=9, seed=seed), whole.calibrate(n_boot=9, seed=seed)
-        assert repr(got.to_dict()) == repr(want.to_dict()) and got.samples == want.samples

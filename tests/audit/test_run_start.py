@@ -1,6 +1,6 @@
-"""A run's start queues the traces no calibration touches before it calibrates VRR, so other
-worker processes audit them meanwhile; traces with votes wait for the stored calibration — also
-when the start dies calibrating, which the sweep repairs (auditor.runs.services)."""
+"""A run's start makes its items, calibrates VRR and then queues every trace; traces with votes
+are never audited before the calibration is stored — also when the start dies calibrating,
+which the sweep repairs (auditor.runs.services)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 FIELDS = (*DECISION_FIELDS, "guarded_from", "guarded_trajectory")
 
 
-@pytest.fixture(autouse=True)
-def calibrating(settings):  # type: ignore[no-untyped-def]
-    """Every run here calibrates: these tests are about a start that calibrates, and the
-    reference run most of them make first would otherwise hand the second its calibration
-    (auditor.runs.calibration_cache; tests/audit/test_calibration_reuse.py)."""
-    settings.TA_CALIBRATION_REUSE = False
-
-
 def results(run: AuditRun) -> dict[tuple[int, str], tuple]:
     rows = AuditResult.objects.filter(run=run).values("trace_id", "policy", *FIELDS)
     return {(r["trace_id"], r["policy"]): tuple(r[f] for f in FIELDS) for r in rows}
@@ -51,7 +43,7 @@ def queue_recorder(monkeypatch) -> list[dict[str, Any]]:  # type: ignore[no-unty
     """The chunks the services queue, each with whether its run was calibrated then."""
     queued: list[dict[str, Any]] = []
 
-    def record(run: AuditRun, trace_ids, of: int = 0) -> int:  # type: ignore[no-untyped-def]
+    def record(run: AuditRun, trace_ids) -> int:  # type: ignore[no-untyped-def]
         fresh = AuditRun.objects.get(pk=run.pk)
         queued.append(
             {
@@ -78,38 +70,18 @@ def start_killed_in(monkeypatch, project, name: str, dying) -> AuditRun:  # type
     return run
 
 
-def test_the_start_queues_what_no_calibration_touches_before_calibrating(mixed, monkeypatch):
+def test_the_start_calibrates_then_queues_every_trace(mixed, monkeypatch):
     project, loops = mixed
     reference = run_inline(project, environment="none")
     queued = queue_recorder(monkeypatch)
     run = audit_run_create(project=project, environment="none", enqueue=False)
     audit_run_start(run_id=run.pk)
-    others = sorted(set(run.items.values_list("trace_id", flat=True)) - loops)
-    assert [(q["ids"], q["calibrated"], q["calibrations"]) for q in queued] == [
-        (others, False, 0),  # queued before the calibration
-        (sorted(loops), True, 1),  # after it was stored
-    ]
-    # the workers audit them in that order, the first while the start still calibrates: the
-    # results are the inline run's, which calibrated first
-    AuditRun.objects.filter(pk=run.pk).update(calibrated_at=None)
+    ids = sorted(run.items.values_list("trace_id", flat=True))
+    assert [(q["ids"], q["calibrated"], q["calibrations"]) for q in queued] == [(ids, True, 1)]
     audit_chunk_process(run_id=run.pk, trace_ids=queued[0]["ids"])
-    AuditRun.objects.filter(pk=run.pk).update(calibrated_at=timezone.now())
-    audit_chunk_process(run_id=run.pk, trace_ids=queued[1]["ids"])
     run.refresh_from_db()
     assert (run.status, run.traces_done, run.error_count) == ("done", 364, 0)
-    assert results(run) == results(reference)
-    # chunks within the runs of loops and others: their batches' folds do not interleave
-    assert run.timings["summary_from"] == "folds" and run.summary == reference.summary
-
-
-def test_where_loops_and_others_alternate_all_is_queued_after_the_calibration(mixed, monkeypatch):
-    project, loops = mixed
-    monkeypatch.setattr(queueing, "EARLY_SEGMENTS", 1)
-    queued = queue_recorder(monkeypatch)
-    run = audit_run_create(project=project, environment="none", enqueue=False)
-    audit_run_start(run_id=run.pk)
-    ids = sorted(run.items.values_list("trace_id", flat=True))
-    assert [(q["ids"], q["calibrated"]) for q in queued] == [(ids, True)]
+    assert results(run) == results(reference) and run.summary == reference.summary
 
 
 def test_a_start_that_died_calibrating_is_calibrated_by_the_sweep(mixed, monkeypatch):
@@ -201,45 +173,3 @@ def test_a_long_calibration_says_the_start_is_alive(mixed, monkeypatch):
     queue_recorder(monkeypatch)
     audit_run_start(run_id=run.pk)
     assert beats == [1, 1, 1, 1]
-
-
-def test_a_calibration_tallied_in_parallel_parts_is_the_whole_ones(mixed, monkeypatch):
-    """Parts of the loops tallied by separate tasks, in any order: the last one stores the
-    calibration the start would have made alone, marks the run and queues the loops."""
-    import pickle
-
-    from auditor.runs import calibration_parts
-    from auditor.runs.models import CalibrationPart
-
-    project, loops = mixed
-    reference = run_inline(project, environment="none")
-    want = list(Calibration.objects.filter(run=reference).values("model", "verifier", "params"))
-    monkeypatch.setattr(queueing, "PART_LOOPS", 40)  # 164 loops: four parts
-    queued = queue_recorder(monkeypatch)
-    tallies: list[list[int]] = []
-    monkeypatch.setattr(
-        services, "enqueue_tallies", lambda run, parts, inputs: tallies.extend(parts)
-    )
-    run = audit_run_create(project=project, environment="none", enqueue=False)
-    audit_run_start(run_id=run.pk)
-    assert [len(p) for p in tallies] == [41, 41, 41, 41]
-    assert sorted(i for p in tallies for i in p) == sorted(loops)
-    assert [q["calibrated"] for q in queued] == [False]  # the pushback traces, at once
-    for index in (2, 0, 3):
-        services.audit_run_tally_part(run_id=run.pk, index=index, parts=4, trace_ids=tallies[index])
-        assert AuditRun.objects.get(pk=run.pk).calibrated_at is None and len(queued) == 1
-    services.audit_run_tally_part(run_id=run.pk, index=1, parts=4, trace_ids=tallies[1])
-    got = list(Calibration.objects.filter(run=run).values("model", "verifier", "params"))
-    assert got == want and not CalibrationPart.objects.filter(run=run).exists()
-    assert [(q["ids"], q["calibrated"]) for q in queued[1:]] == [(sorted(loops), True)]
-    # a part delivered again after the end stores nothing
-    services.audit_run_tally_part(run_id=run.pk, index=1, parts=4, trace_ids=tallies[1])
-    assert not CalibrationPart.objects.filter(run=run).exists() and len(queued) == 2
-    for q in queued:
-        audit_chunk_process(run_id=run.pk, trace_ids=q["ids"])
-    run.refresh_from_db()
-    assert (run.status, run.traces_done) == ("done", 364) and results(run) == results(reference)
-    # a stored part is plain data: one naming a callable is refused, not run
-    evil = pickle.dumps(print)
-    with pytest.raises(pickle.UnpicklingError):
-        calibration_parts._loads(evil)
