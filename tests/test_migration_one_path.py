@@ -1,6 +1,6 @@
 """Data written in the forms audit runs no longer read, migrated forward: records naming their
-settings get them back (auditor.0017), guarded trajectories stored whole become suffixes that
-rebuild the same trajectory (auditor.0018)."""
+settings get them back (auditor.0019), guarded trajectories stored whole become suffixes that
+rebuild the same trajectory (auditor.0020)."""
 
 from __future__ import annotations
 
