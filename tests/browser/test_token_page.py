@@ -1,5 +1,5 @@
 """An owner creates a read-scoped token with an expiry on the project page and sees each
-token's scope, expiry and last use (issue 18, point 9)."""
+token's scope (upload only, read only, or write), expiry and last use."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_owner_creates_a_scoped_token_and_sees_its_details(
     page.click("form:has(#token-name) button[type=submit]")
     page.wait_for_selector("#new-token")
     tokens = page.inner_text("ul.tokens")
-    assert "dashboard-reader" in tokens and "upload and read" in tokens
+    assert "dashboard-reader" in tokens and "read only" in tokens
     assert "ci-uploader" in tokens and "upload only" in tokens
     assert "never used" in tokens and "expires " in tokens and "never expires" in tokens
     t = ProjectToken.objects.get(name="dashboard-reader")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -11,6 +12,7 @@ from django.utils import timezone
 
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.trace_list.selectors import PAGE_SIZE
+from policies.report import MATRIX_KEY
 from traces import search
 from traces.models import Event, Trace, Upload
 
@@ -117,6 +119,12 @@ def data(project):  # type: ignore[no-untyped-def]
                            "same": 1 + int(t1_tr == "same"), "unknown": 1},
              "twincheck": {"same": 3, "unknown": 1}},
         )  # fmt: skip
+        # The matrix cells the run's summary keeps, as the summary task writes them.
+        for policy, pairs in (
+            ("checklist", [(a, g) for a, g, _ in spec.values()]),
+            ("twincheck", [(a, a) for a, _, _ in spec.values()]),
+        ):
+            run.summary[policy][MATRIX_KEY] = [[a, g, n] for (a, g), n in Counter(pairs).items()]
         run.save()
         runs.append(run)
     return {"traces": [t1, t2, t3, t4], "hidden": hidden, "runs": runs, "upload": up}
