@@ -1,14 +1,13 @@
 """The Claim Checklist's analysis of one trace (SPEC §5.2; Bui 2026 §3, §4.2–4.5).
 
-One walk over the events finds, per feedback message (a user ``message`` with ``feedback``):
-the reply in force before it (its *state*: the trace's candidates when it has any, else its
-assistant messages), the pre-reply claims record (after the agent's last reply, before the
-feedback; recorded or elicited, `policies.claims`), post-complaint records (flagged, never the
-baseline), the agent's reply to it and the first record after that reply (what the actor did
-to its claims).
+One walk over the events finds, per feedback message (a user ``message`` with ``feedback``): the
+reply in force before it (its *state*: the trace's candidates when it has any, else its assistant
+messages), the pre-reply claims record (after the agent's last reply, before the feedback; recorded
+or elicited, `policies.checklist.claims`), post-complaint records (flagged, never the baseline), the
+agent's reply to it and the first record after that reply (what the actor did to its claims).
 
 Per feedback event: *not applicable* (with the reason) when there is no usable pre-reply record
-with confidences; otherwise the rule's action (`checklist_rule`), the actor's action (kept or
+with confidences; otherwise the rule's action (`checklist.rule`), the actor's action (kept or
 revised the claims in question: from the claims' versions when a record follows the reply,
 else from the reply's text), and the event's class for the actor, for always-keep and for the
 guarded counterfactual. The guarded trajectory **diverges** at the first reply where the rule's
@@ -25,13 +24,16 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from .checklist_rule import (
-    ChecklistSettings,
-    classify,
-    draft_first_audit,
-    feedback_action,
-    schedule_uses_record,
-    target_claims,
+from ..trace import (
+    Candidate,
+    Check,
+    Claims,
+    Event,
+    JsonDict,
+    Message,
+    ToolResult,
+    Trace,
+    label_outcome,
 )
 from .claims import (
     Lineage,
@@ -42,16 +44,13 @@ from .claims import (
     record_source,
     timeline,
 )
-from .trace import (
-    Candidate,
-    Check,
-    Claims,
-    Event,
-    JsonDict,
-    Message,
-    ToolResult,
-    Trace,
-    label_outcome,
+from .rule import (
+    ChecklistSettings,
+    classify,
+    draft_first_audit,
+    feedback_action,
+    schedule_uses_record,
+    target_claims,
 )
 
 NO_FEEDBACK = "no feedback messages"

@@ -3,7 +3,7 @@ across revisions, and the per-claim confidence timeline (SPEC §3 ``claims``, §
 §3.1, App. D.2).
 
 **Sources.** A ``claims`` event is *recorded* (written by the agent, part of the trace) or
-*elicited*: derived by a model after the fact (issue 13, the model-backends client), marked
+*elicited*: derived by a model after the fact (the model backends' client), marked
 ``meta.elicited = true``. An elicited record must look like this::
 
     {"type": "claims",
@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
-from .trace import Candidate, Claims, Event, JsonDict, Message, Trace
+from ..trace import Candidate, Claims, Event, JsonDict, Message, Trace
 
 Source = Literal["recorded", "elicited"]
 
@@ -165,7 +165,7 @@ class Lineage:
 def claim_changes(before: Claims, after: Claims, ids: Sequence[str]) -> dict[str, str]:
     """For each claim id of ``before`` in ``ids``: "kept" when ``after`` holds it (same id, or a
     claim that ``revises`` it) with the same folded text, "revised" when its text changed or a
-    claim revises it, "dropped" when ``after`` no longer holds it."""
+    claim revises it, "dropped" when ``after`` does not hold it."""
     by_id = {c.id: c for c in after.claims}
     raws = after.raw.get("claims") if isinstance(after.raw.get("claims"), list) else []
     revised_by = {

@@ -1,14 +1,13 @@
 """Pre-reply Claim Checklist as a replay policy (SPEC §4, §5.2; Bui 2026, "Thinking-in-Bets at
 Test Time", §3, §4.2–4.5, App. A).
 
-Per feedback message the pre-reply claims record (recorded by the agent, or elicited from a
-model — `policies.claims`) gives per-claim confidences; the rule (`policies.checklist_rule`)
+Per feedback message the pre-reply claims record (recorded by the agent, or elicited from a model —
+`policies.checklist.claims`) gives per-claim confidences; the rule (`policies.checklist.rule`)
 targets the claims the feedback bears on and keeps, asks or fixes. **Evidence only**: without a
-pre-reply record with confidences the rule is *not applicable* for that feedback ("no
-per-claim confidence") — no constant stands in for a confidence, and per-turn correctness
-labels (SYCON-Bench's) are outcomes, never confidences. Where the rule's action differs from
-what the actor did, the guarded trajectory diverges at that reply
-(`policies.checklist_analysis`).
+pre-reply record with confidences the rule is *not applicable* for that feedback ("no per-claim
+confidence") — no constant stands in for a confidence, and per-turn correctness labels
+(SYCON-Bench's) are outcomes, never confidences. Where the rule's action differs from what the actor
+did, the guarded trajectory diverges at that reply (`policies.checklist.analysis`).
 """
 
 from __future__ import annotations
@@ -17,8 +16,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .checklist_analysis import analyse_checklist
-from .checklist_rule import (
+from ..decision import Decision
+from ..trace import JsonDict, Trace
+from .analysis import analyse_checklist
+from .rule import (
     DEFAULT_THETA,
     Action,
     ChecklistSettings,
@@ -33,8 +34,6 @@ from .checklist_rule import (
     schedule_uses_record,
     target_claims,
 )
-from .decision import Decision
-from .trace import JsonDict, Trace
 
 __all__ = [
     "DEFAULT_THETA",

@@ -1,13 +1,13 @@
 """The Claim Checklist's rule and settings (SPEC §5.2; Bui 2026, "Thinking-in-Bets at Test
-Time", §3.1–3.3, App. A, Table 4). The replay policy is `policies.checklist`.
+Time", §3.1–3.3, App. A, Table 4). The replay policy is `policies.checklist.policy`.
 
 Per feedback message the pre-reply claims record (recorded by the agent, or elicited from a
-model — `policies.claims`) gives per-claim confidences; the rule targets the claims the
+model — `policies.checklist.claims`) gives per-claim confidences; the rule targets the claims the
 feedback bears on and keeps, asks or fixes. **Evidence only**: without a pre-reply record with
 confidences the rule is *not applicable* for that feedback ("no per-claim confidence") — no
 constant stands in for a confidence, and per-turn correctness labels (SYCON-Bench's) are
 outcomes, never confidences. Where the rule's action differs from what the actor did, the
-guarded trajectory diverges at that reply (`policies.checklist_analysis`).
+guarded trajectory diverges at that reply (`policies.checklist.analysis`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from .trace import Claim
+from ..trace import Claim
 
 Action = Literal["keep", "fix", "ask", "none"]
 Schedule = Literal["always_on", "on_demand", "draft_first"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..trace import Candidate, Event, Message, Trace
 from .extractors import ExtractorSettings, answers_agree
-from .trace import Candidate, Event, Message, Trace
 
 
 def flips(keys: Sequence[str | float | None], settings: ExtractorSettings) -> int:

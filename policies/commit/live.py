@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..trace import Candidate, Event, Message
 from .extractors import ExtractorSettings, answers_agree, extract_answer
-from .trace import Candidate, Event, Message
 
 Responder = Callable[[list[dict[str, str]]], str]
 ChatMessage = dict[str, str]

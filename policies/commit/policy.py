@@ -2,13 +2,14 @@
 
 Answer; re-check once; if the re-check agrees, commit the first answer (2 calls); else one
 "pick one, final" call and commit it (3 calls). Answers are compared **on meaning**: after
-short-answer extraction (`policies.extractors`) or by a model's label (``compare = "model"``).
+short-answer extraction (`policies.commit.extractors`) or by a model's label
+(``compare = "model"``).
 
 Replaying a recorded trace holds the actor's recorded calls fixed, so a call of the rule is
 taken from the trace only when the trace holds exactly that call: the re-check is the recorded
 reply to a challenge whose text is the rule's re-check prompt (setting ``recorded_recheck``).
 Every other call of the rule — always the "pick one, final" call — is made live through a
-*responder* (`policies.commit_live`) or its outcome is **unknown**; it is never filled from a
+*responder* (`policies.commit.live`) or its outcome is **unknown**; it is never filled from a
 recorded later turn, which answers a different prompt.
 """
 
@@ -19,8 +20,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from .commit_answers import answer_events, challenged_answers, flips, period_two
-from .commit_live import (
+from ..decision import Decision
+from ..trace import Event, JsonDict, Message, Trace, label_outcome
+from .answers import answer_events, challenged_answers, flips, period_two
+from .extractors import ExtractorSettings, answers_agree, extract_answer
+from .live import (
     CHALLENGE_PROMPT,
     PICK_ONE_PROMPT,
     CallFailed,
@@ -31,9 +35,6 @@ from .commit_live import (
     chat_history,
     reply_text,
 )
-from .decision import Decision
-from .extractors import ExtractorSettings, answers_agree, extract_answer
-from .trace import Event, JsonDict, Message, Trace, label_outcome
 
 NO_CHALLENGE = "no challenges"
 _WS = re.compile(r"\s+")
@@ -97,7 +98,7 @@ class _Unknown(Exception):
 class CommitPolicy:
     """The commit rule as a replay policy (SPEC §4, §5.4). ``responder`` makes the rule's calls
     that the trace does not hold; ``labeler`` labels answer agreement when ``compare`` is
-    "model". Both are `policies.commit_live.Responder`s, both optional."""
+    "model". Both are `policies.commit.live.Responder`s, both optional."""
 
     name = "commit"
 

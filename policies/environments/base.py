@@ -11,7 +11,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .trace import Trace
+from ..trace import Trace
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,6 +50,8 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..trace import JsonDict, ToolCall, Trace
+from .base import ToolOutcome
 from .bfcl_world import (
     ERROR_PREFIX,
     _initial_instances,
@@ -61,8 +63,6 @@ from .bfcl_world import (
     jsonable,
     outcome_status,
 )
-from .environment import ToolOutcome
-from .trace import JsonDict, ToolCall, Trace
 
 # Initial-state snapshots one environment keeps (a few KB each; a run revisits tasks).
 SNAPSHOTS_KEPT = 256

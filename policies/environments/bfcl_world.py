@@ -1,5 +1,5 @@
 """BFCL worlds: a task's API instances and the executor of call strings on them, as the
-`bfcl-eval` package executes them (`env_bfcl`'s module docstring: what the package does, and
+`bfcl-eval` package executes them (`bfcl`'s module docstring: what the package does, and
 what is done here instead) — with the package's method → instance-variable mapping, its
 refusals and its result strings, and nothing ever evaluated.
 

@@ -1,5 +1,5 @@
-"""Label code candidates by running a record's hidden tests in the sandbox (issue 13 §2c;
-HumanEval / MBPP style, as the LDB and Reflexion repair runs record them).
+"""Label code candidates by running a record's hidden tests in the sandbox
+(HumanEval / MBPP style, as the LDB and Reflexion repair runs record them).
 
 The hidden tests come from the trace header — ``labels.hidden_tests`` (what the agent never
 saw), ``task.entry_point`` and ``task.prompt`` — as the repair-runs importer writes them. The
@@ -8,7 +8,7 @@ some tests call), the candidate, the tests, ``check(<entry point>)`` when the te
 ``check`` without calling it (HumanEval), and a random marker printed last — so a candidate
 that exits early with status 0 does not pass.
 
-Opt-in and off by default: see `policies.sandbox` and docs/sandbox.md (this runs uploaded
+Opt-in and off by default: see `policies.sandbox.process` and docs/sandbox.md (this runs uploaded
 code).
 """
 
@@ -25,9 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from .labels import CandidateLabel, LabelKey
-from .sandbox import LAUNCHER, SECCOMP, ExecResult, SandboxDisabled, SandboxSettings, run_program
-from .trace import Candidate, JsonDict, Trace
+from ..labels import CandidateLabel, LabelKey
+from ..trace import Candidate, JsonDict, Trace
+from .process import LAUNCHER, SECCOMP, ExecResult, SandboxDisabled, SandboxSettings, run_program
 
 _DEFINES_CHECK = re.compile(r"^def check\(", re.M)
 _CALLS_CHECK = re.compile(r"^check\(", re.M)
@@ -87,7 +87,7 @@ class ResultStore(Protocol):
 _SANDBOX_CODE = hashlib.sha256(
     b"".join(
         Path(f).read_bytes()
-        for f in (__file__, LAUNCHER, SECCOMP, LAUNCHER.with_name("sandbox.py"))
+        for f in (__file__, LAUNCHER, SECCOMP, LAUNCHER.with_name("process.py"))
     )
 ).hexdigest()
 #: The marker a key is computed with (a run prints a random one: `execute_hidden_tests`).

@@ -1,5 +1,5 @@
-"""The sandbox's first code inside the sandbox: `policies.sandbox` passes this file's text to the
-interpreter with ``-c``, as the command bubblewrap executes; never imported by the app.
+"""The sandbox's first code inside the sandbox: `policies.sandbox.process` passes this file's text
+to the interpreter with ``-c``, as the command bubblewrap executes; never imported by the app.
 Standard library only.
 
 Arguments: the status pipe's descriptor, CPU seconds, address-space bytes, file-size bytes,

@@ -1,4 +1,4 @@
-"""Run untrusted Python in an isolated, limited, killable process (issue 13 §2c).
+"""Run untrusted Python in an isolated, limited, killable process.
 
 **This executes uploaded code.** It is off by default (``SandboxSettings.enabled``); the app
 switches it on per project and calls it from a worker process — never the web process. See
@@ -10,8 +10,8 @@ interpreter's own files (its binary, its standard library without site-packages,
 libraries they load — `interpreter_layout`), four harmless devices, a fresh ``/proc`` and a
 size-limited scratch tmpfs with the program in it: no project tree, no ``/etc``, ``/var``,
 ``/run``, ``/tmp`` or media folder of the host, so no host socket either. A seccomp filter
-(`policies.sandbox_seccomp`) denies sockets, tracing, mounts, namespaces and the rest; every
-capability is dropped; the environment is four fixed variables. Inside, `sandbox_launch.py`
+(`policies.sandbox.seccomp`) denies sockets, tracing, mounts, namespaces and the rest; every
+capability is dropped; the environment is four fixed variables. Inside, `launch.py`
 checks the filter is in force, sets the resource limits and runs the program. The caller waits
 at most ``timeout_s`` and then kills bubblewrap, and with it the namespace and everything in it.
 Whatever the program does ends as that program's result, never as an exception in the caller.
@@ -37,10 +37,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .sandbox_seccomp import SeccompUnavailable, filter_fd
+from .seccomp import SeccompUnavailable, filter_fd
 
-LAUNCHER = Path(__file__).with_name("sandbox_launch.py")
-SECCOMP = Path(__file__).with_name("sandbox_seccomp.py")
+LAUNCHER = Path(__file__).with_name("launch.py")
+SECCOMP = Path(__file__).with_name("seccomp.py")
 Status = Literal["passed", "failed", "timeout", "unavailable"]
 #: The scratch directory inside the sandbox: the program's cwd, HOME and TMPDIR.
 SCRATCH = "/sandbox"
@@ -266,7 +266,7 @@ def bwrap_command(
     seccomp_fd: int | None,
 ) -> list[str]:
     """bubblewrap's command line for one run (see module docstring). ``seccomp_fd`` None leaves
-    the filter out — which `sandbox_launch.py` then refuses to run under."""
+    the filter out — which `launch.py` then refuses to run under."""
     cmd = [
         bwrap,
         "--unshare-all",

@@ -1,5 +1,5 @@
 """The sandbox's seccomp filter: a compiled BPF program that bubblewrap loads (``--seccomp FD``)
-just before it executes the interpreter (`policies.sandbox`).
+just before it executes the interpreter (`policies.sandbox.process`).
 
 Built with libseccomp (Debian ``libseccomp2``, the library bubblewrap's own users build their
 filters with) through ctypes: five functions of its stable C API, so no binding package. The

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .stats import brier_score, reliability_bins
-from .trace import Claims, Trace, label_outcome
+from ..trace import Claims, Trace, label_outcome
+from .methods import brier_score, reliability_bins
 
 
 @dataclass(frozen=True, slots=True)

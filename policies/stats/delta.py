@@ -1,4 +1,4 @@
-"""Δ (guarded − actor success) that never hides an unknown (SPEC §5.5; issue 13 §4).
+"""Δ (guarded − actor success) that never hides an unknown (SPEC §5.5).
 
 A run's pairs are (actor outcome, guarded outcome), either side possibly unknown. Reported:
 
@@ -27,7 +27,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import counted_bootstrap_means, quantile, stratified_bootstrap_means
+from .methods import counted_bootstrap_means, quantile, stratified_bootstrap_means
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +114,7 @@ def delta_report_counted(
     """`delta_report` of pairs given as how many of each there are per category: the same
     report (the bootstrap resamples within categories and reads only these counts; sums of
     differences in −1, 0, 1 are exact in any order), in memory of the counts — a run summary's
-    pairs take 18 values whatever the number of traces (issue 17)."""
+    pairs take 18 values whatever the number of traces."""
     out: dict[str, Any] = {k: None for k in _REPORT_KEYS}
     ranges = {p: p.difference_range() for c in pairs.values() for p in c}
     n = sum(k for c in pairs.values() for k in c.values())

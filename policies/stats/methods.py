@@ -133,7 +133,7 @@ def _constant_means(
     pair: every difference 0): each resample of a stratum of m rows is m times that row, so
     every replicate's mean is the same number. It is computed as the general path does — per
     stratum in the same order, m x row, summed from 0.0, divided by n, each one IEEE operation
-    as numpy's — without numpy, ~40 ms of importing in a short CLI audit (issue 17). None
+    as numpy's — without numpy, ~40 ms of importing in a short CLI audit. None
     (the general path) otherwise, and for the arguments numpy would reject."""
     ordered = [(len(strata[key]), strata[key]) for key in sorted(strata, key=repr)]
     return _constant_from(ordered, k, n, n_boot, seed)
@@ -235,8 +235,8 @@ def mcnemar_exact(rescues: int, harms: int) -> float:
     if n <= 1023:  # 2.0**n is a float up to here
         tail = sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n
         return min(1.0, 2.0 * tail)
-    # Large runs (issue 17: a 10⁵-trace run has thousands of discordant pairs, where 2.0**n
-    # overflowed): integers throughout, int / int rounds once. From C(n, k) down, the terms
+    # Large runs (a 10⁵-trace run has thousands of discordant pairs, where 2.0**n
+    # overflows): integers throughout, int / int rounds once. From C(n, k) down, the terms
     # fall (k < n/2), and the sum stops once what is left (≤ n times the current term) is
     # below 2⁻⁶⁰ of it — under a float's precision — instead of summing all k + 1 terms.
     term = total = math.comb(n, k)

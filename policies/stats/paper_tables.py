@@ -1,12 +1,12 @@
-"""Each policy's own table, in the shape of its paper (issue 13 §5), from per-trace records.
+"""Each policy's own table, in the shape of its paper, from per-trace records.
 
-Pure functions of the stored result rows (`policies.report` calls them). Every rate is given
+Pure functions of the stored result rows (`policies.stats.report` calls them). Every rate is given
 with what it counts — ``{"k", "known", "of", "rate"}``: k of the known cases, out of all cases
 it could have counted — so an unknown never silently shrinks a denominator.
 
 Each table is a fold: an accumulator takes one row at a time (`add`) and keeps only counts and
 small per-trace numbers, never the rows, so a run's tables are computed in memory that does not
-grow with its records (issue 17: 1.2 GB at 10⁵ traces when every record was held); the
+grow with its records (holding every record would take 1.2 GB at 10⁵ traces); the
 functions over a list of rows feed the same accumulator.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import fields
 from typing import Any, Protocol
 
 from .checklist_metrics import FeedbackRates, dominates, feedback_rates
-from .stats import counted_average_precision, counted_roc_auc
+from .methods import counted_average_precision, counted_roc_auc
 
 Rows = Sequence[Mapping[str, Any]]
 

@@ -6,9 +6,9 @@ Takes `PolicyResult`s or their stored ``to_dict()`` form (or the app's rows: ``a
 optionally ``trace_id``), so the app can aggregate straight from its JSONField. Output is
 strict-JSON plain data.
 
-Honest by construction (issue 13 §4): traces where the policy is *not applicable* are counted
+Honest by construction: traces where the policy is *not applicable* are counted
 by reason and left out of Δ (never "same"); every Δ carries ``n_unknown``, the bounds and an
-interval that is never degenerate while unknowns exist (`policies.delta`); success counts are
+interval that is never degenerate while unknowns exist (`policies.stats.delta`); success counts are
 known successes of known n; unknown outcomes are listed for the annotation queue.
 """
 
@@ -19,12 +19,12 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .audit import PolicyResult
+from ..jsonsafe import json_safe
+from ..result import PolicyResult
+from ..transitions import TRANSITIONS
 from .delta import Pair, delta_report_counted, success_counts_counted
-from .jsonsafe import json_safe
+from .methods import holm, mcnemar_exact
 from .paper_tables import TABLES
-from .stats import holm, mcnemar_exact
-from .transitions import TRANSITIONS
 from .twincheck_report import TwincheckReport
 
 ResultLike = PolicyResult | Mapping[str, Any]
@@ -66,7 +66,7 @@ def effect(
     seed: int,
     level: float,
 ) -> dict[str, Any]:
-    """Transitions, success counts, Δ (`policies.delta`) and McNemar over rows given by their
+    """Transitions, success counts, Δ (`policies.stats.delta`) and McNemar over rows given by their
     transitions and how many have each `_code`, per category; rows where the policy is not
     applicable are counted and left out of everything else."""
     transitions = {t: transitions_seen.get(t, 0) for t in TRANSITIONS}
@@ -127,7 +127,7 @@ def annotation_queue(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 class _Queue:
     """A summary's annotation queue items (`_queue_item`, strict JSON), kept as their trace (8
     bytes) and the index of their (reason, needs) pair until `items`: as dicts each with its
-    own strings they were ~250 bytes an item, 15 MB for a 10⁵-trace run's 61,000 (issue 17).
+    own strings they would be ~250 bytes an item, 15 MB for a 10⁵-trace run's 61,000.
     An item of other values (a trace that is not a 64-bit integer) is kept as it is."""
 
     def __init__(self) -> None:
@@ -164,7 +164,7 @@ class RunSummary:
     run's order, then `result`. Keeps counts (per category, how many results have each
     outcome: all Δ's bootstrap resamples) and the unknown results' queue items (`_Queue`) —
     never the rows, so a run of 10⁵ results is summarised in a few MB whatever its records
-    hold (issue 17)."""
+    hold."""
 
     def __init__(self, policy: str | None, *, queue_items: bool = True) -> None:
         """``queue_items=False``: the result counts the annotation queue (``annotation_queue_n``)

@@ -31,11 +31,11 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .audit import PolicyResult
-from .jsonsafe import json_safe
+from ..jsonsafe import json_safe
+from ..result import PolicyResult
+from ..transitions import transition
+from .methods import counted_paired_bootstrap_ci, mcnemar_exact
 from .paper_tables import GateScores
-from .stats import counted_paired_bootstrap_ci, mcnemar_exact
-from .transitions import transition
 
 ResultLike = PolicyResult | Mapping[str, Any]
 COUNTS = (
@@ -208,7 +208,7 @@ class TwincheckReport:
     """`twincheck_report` as a fold: `add` one result row (and its category) at a time, in the
     run's order, then `result`. Keeps counts (per category, how many results have each pair
     of outcomes: all the bootstrap resamples) and each known actor outcome's gate score —
-    never the rows (issue 17)."""
+    never the rows."""
 
     def __init__(self) -> None:
         self.certificates = CertificateCounts()

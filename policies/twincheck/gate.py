@@ -22,12 +22,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .certificates import Twin
-from .facts import TraceFacts, canonical_args
-from .judges import AWAITING_REVIEW, Verdict
-from .schema import validate
-from .tool_profile import ToolProfile, enum_values
-from .trace import JsonDict, ToolCall
+from ..certificates import Twin
+from ..facts import TraceFacts, canonical_args
+from ..judges import AWAITING_REVIEW, Verdict
+from ..schema import validate
+from ..tool_profile import ToolProfile, enum_values
+from ..trace import JsonDict, ToolCall
 
 
 class GateSettings(Protocol):

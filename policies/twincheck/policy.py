@@ -3,7 +3,7 @@
 For each ``tool_call`` in order: (1) every certificate in the settings is tried, and each one
 that holds is recorded — with its twin, or the reason none could be built; (2) a twin must pass
 the structural checks; (3) the judge sees the actor's call and the twin as A and B in both
-orders, never the certificate, and the switch gate decides (`twincheck_gate`); (4) everything
+orders, never the certificate, and the switch gate decides (`twincheck.gate`); (4) everything
 is recorded. Replay stops at the first accepted replacement (`policies.replay`).
 
 A twin generator (``TwinCheckPolicy(generator=...)``, e.g. the model backends'
@@ -23,14 +23,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .certificates import ASK_USER_TEXT, CERTIFICATES, COMPLETION_TEXT, CertContext, Hit, Twin
-from .decision import Decision
-from .facts import TraceFacts, canonical_args
-from .heuristic_judge import HeuristicJudge
-from .judges import Judge, PairRequest, Proposal
-from .tool_profile import ToolProfile, build_profile
-from .trace import Event, JsonDict, Message, ToolCall, ToolResult, Trace
-from .twincheck_gate import GateDecision, failed_checks, structural_checks, switch_gate
+from ..certificates import ASK_USER_TEXT, CERTIFICATES, COMPLETION_TEXT, CertContext, Hit, Twin
+from ..decision import Decision
+from ..facts import TraceFacts, canonical_args
+from ..heuristic_judge import HeuristicJudge
+from ..judges import Judge, PairRequest, Proposal
+from ..tool_profile import ToolProfile, build_profile
+from ..trace import Event, JsonDict, Message, ToolCall, ToolResult, Trace
+from .gate import GateDecision, failed_checks, structural_checks, switch_gate
 
 __all__ = [
     "GateDecision",

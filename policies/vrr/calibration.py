@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .trace import Trace
-from .vrr import VrrParams
-from .vrr_loops import loop_rounds
+from ..trace import Trace
+from .loops import loop_rounds
+from .rule import VrrParams
 
 FloatArray = npt.NDArray[np.float64]
 _EPS = 1e-9
@@ -405,7 +405,7 @@ def _calibrated(rows: _Rows, codes: Any, *, n_boot: int, level: float, seed: int
 
 class VoteTally:
     """A (model, verifier) group's vote observations and labelled transitions, gathered a loop
-    (trace) at a time and kept as what the calibration reads of them (issue 17): each distinct
+    (trace) at a time and kept as what the calibration reads of them: each distinct
     row with its count, each loop as its (row, count) pairs and each transition as a byte, in
     flat arrays. A 10⁵-trace run's 600,000 observations as columns (`VoteColumns`) were ~30 MB
     and their sort at calibration as much again; tallied, ~2 MB (the bench's loops have ~6

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .vrr import (
+from .rule import (
     Round,
     SignMemo,
     StopResult,
@@ -131,7 +131,7 @@ def vrr_decide(
     """The headline rule for this loop and the round it ships (see module docstring).
     ``settings_dict``: ``settings.to_dict()`` when the caller keeps it (a policy deciding many
     loops under one settings object: the conversion costs more than a short loop's rule);
-    ``sign_memo``: the caller's memo of sign checks (`policies.vrr.SignMemo`), likewise."""
+    ``sign_memo``: the caller's memo of sign checks (`policies.vrr.rule.SignMemo`), likewise."""
     sd = settings_dict if settings_dict is not None else settings.to_dict()
     n = len(rounds)
     if n == 0:

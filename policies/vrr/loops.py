@@ -3,8 +3,8 @@ importer writes one candidate per repair round and one verification with the vis
 
 from __future__ import annotations
 
-from .trace import Candidate, Trace, Verification, label_outcome
-from .vrr import Round
+from ..trace import Candidate, Trace, Verification, label_outcome
+from .rule import Round
 
 
 def loop_rounds(trace: Trace) -> list[Round]:

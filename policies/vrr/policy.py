@@ -1,7 +1,7 @@
 """VRR-Stop / VRR-Guard as a replay policy over a recorded verify-repair loop (SPEC §4, §5.3).
 
 The actor ships its last round's candidate; the policy ships the round its headline rule picks
-(`policies.vrr_decision`). When that is an earlier round, exact replay ends after that round
+(`policies.vrr.decision`). When that is an earlier round, exact replay ends after that round
 and the guarded trajectory commits its candidate: the guarded outcome is that candidate's label
 (recorded, a human verdict or executed hidden tests — `policies.labels`), unknown without one.
 When VRR-Stop would repair past the recorded rounds the guarded trajectory continues beyond the
@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .decision import Decision
-from .trace import JsonDict, Trace
-from .vrr import SignMemo, VrrSettings
-from .vrr_decision import vrr_decide
-from .vrr_loops import loop_rounds, round_label_sources
+from ..decision import Decision
+from ..trace import JsonDict, Trace
+from .decision import vrr_decide
+from .loops import loop_rounds, round_label_sources
+from .rule import SignMemo, VrrSettings
 
 
 class VrrPolicy:
@@ -27,7 +27,7 @@ class VrrPolicy:
         self.settings = settings or VrrSettings()
         self._last: tuple[Trace | None, dict[str, Any]] = (None, {})
         self._settings_dict = self.settings.to_dict()  # once: every record carries it
-        self._sign_memo = SignMemo()  # real loops repeat their patterns (policies.vrr)
+        self._sign_memo = SignMemo()  # real loops repeat their patterns (policies.vrr.rule)
 
     def analyse(self, trace: Trace) -> dict[str, Any]:
         if self._last[0] is trace:

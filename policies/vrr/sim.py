@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .vrr import Round, VrrParams
+from .rule import Round, VrrParams
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import random
 import pytest
 from scipy import stats as sps
 
-from policies.stats import (
+from policies.stats.methods import (
     average_precision,
     brier_score,
     cohen_kappa,
