@@ -243,7 +243,7 @@ def time_v(argv: list[str], env: dict[str, str]) -> tuple[float, float, int, str
 
 def in_process(records: list[tuple[str, dict]], result_dir: Path, repeat: int) -> None:
     from policies import Auditor
-    from policies.env_bfcl import BFCLEnvironment
+    from policies.environments.bfcl import BFCLEnvironment
 
     sys.path.insert(0, str(ROOT / "bench"))
     from real_twincheck import import_file  # type: ignore[import-not-found]

@@ -9,7 +9,7 @@ Converts the shared SYCON-Bench files (`traces.importers` "pushback") and LDB re
 VRR calibrated per file, i.e. per (model, verifier) group, as the app does) and prints, per
 file and policy: applied, not applicable (by reason), rescue / harm / same / unknown, Δ with
 its CI and bounds, and the policy's paper table. ``--execute`` labels every repair candidate by
-running the record's hidden tests in the sandbox (`policies.sandbox`; it executes the files'
+running the record's hidden tests in the sandbox (`policies.sandbox.process`; it executes the files'
 code in isolated processes), so VRR calibrates from executed labels.
 
 Not a timed benchmark: it measures what the audits *report* on data no test has seen. Written
@@ -30,9 +30,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from policies import Auditor  # noqa: E402
-from policies.report import summarise_run  # noqa: E402
+from policies.stats.report import summarise_run  # noqa: E402
 from policies.trace import Trace  # noqa: E402
-from policies.vrr_calibration import calibrate, observations_from_traces  # noqa: E402
+from policies.vrr.calibration import calibrate, observations_from_traces  # noqa: E402
 from traces.importers import IMPORTERS, ImportReport  # noqa: E402
 
 POLICIES = ("twincheck", "checklist", "vrr", "commit")
@@ -52,9 +52,9 @@ def convert(path: Path, fmt: str) -> list[list[dict[str, Any]]]:
 
 def executed_labels(traces: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
     """Label every candidate by running the hidden tests in the sandbox (AFTER only)."""
-    from policies.code_tests import execute_hidden_tests
     from policies.labels import apply_labels
-    from policies.sandbox import SandboxSettings
+    from policies.sandbox.code_tests import execute_hidden_tests
+    from policies.sandbox.process import SandboxSettings
 
     t0 = time.perf_counter()
     labels, stats = execute_hidden_tests(traces, SandboxSettings(enabled=True), workers=2)

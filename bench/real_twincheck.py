@@ -12,7 +12,7 @@ task).
 Files are converted with the project's importers (``traces.importers``, plain Python) and
 audited with ``policies`` (+ ``BFCLEnvironment`` for BFCL, so outcomes are spliced; τ-bench has
 no environment, so accepted replacements are ``unknown``). The summary per benchmark is
-`policies.twincheck_report.twincheck_report` (Tables 1–3, Fig. 2) and the heuristic judge's
+`policies.stats.twincheck_report.twincheck_report` (Tables 1–3, Fig. 2) and the heuristic judge's
 precision: an accepted replacement counts as correct when the actor's task failed, and as a
 rescue when the guarded outcome is a success. Nothing here is a test: the BFCL runs in
 /work/realdata are for measurement only.
@@ -38,7 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from policies import Auditor  # noqa: E402
-from policies.twincheck_report import certificate_counts, twincheck_report  # noqa: E402
+from policies.stats.twincheck_report import certificate_counts, twincheck_report  # noqa: E402
 from traces.importers import IMPORTERS, ImportReport  # noqa: E402
 
 BFCL_DEFAULT = "/work/realdata/bfcl/*/"
@@ -239,7 +239,7 @@ def main() -> None:
     bfcl = Group()
     dirs = sorted({Path(p) for g in a.bfcl if g != "none" for p in glob.glob(g)})
     if dirs:
-        from policies.env_bfcl import BFCLEnvironment
+        from policies.environments.bfcl import BFCLEnvironment
     for d in dirs:
         model = d.name.split("__", 1)[-1]
         for result in sorted(d.glob("BFCL_v4_multi_turn_*_result.json")):

@@ -35,7 +35,7 @@ import numpy, orjson
 from django.db import connection
 from auditor.runs.models import AuditRun
 from auditor.runs.summary import audit_run_summary
-import policies.report, policies.twincheck_report
+import policies.stats.report, policies.stats.twincheck_report
 
 def status(key):
     for line in open("/proc/self/status"):

@@ -2,29 +2,30 @@
 judges and statistics as plain Python (SPEC §2: no Django, no database, no Celery here).
 
 The app calls `audit_trace` (or an `Auditor` reused across a run's traces) and `summarise_run`.
-VRR calibration (`policies.vrr_calibration`, the one numpy user) is imported on demand, so
+VRR calibration (`policies.vrr.calibration`, the one numpy user) is imported on demand, so
 auditing a trace needs nothing beyond the standard library. See docs/policies.md.
 """
 
 from __future__ import annotations
 
-from .audit import POLICIES, Auditor, PolicyResult, audit_trace, build_policy
-from .checklist import ChecklistPolicy, ChecklistSettings, revision_rule
-from .commit import CommitPolicy, CommitSettings, commit_rule
+from .audit import POLICIES, Auditor, audit_trace, build_policy
+from .checklist.policy import ChecklistPolicy, ChecklistSettings, revision_rule
+from .commit.extractors import ExtractorSettings, answers_agree, extract_answer
+from .commit.policy import CommitPolicy, CommitSettings, commit_rule
 from .decision import Decision, GuardPolicy
-from .environment import Environment, ToolOutcome, ToyEnvironment
-from .extractors import ExtractorSettings, answers_agree, extract_answer
+from .environments.base import Environment, ToolOutcome, ToyEnvironment
 from .heuristic_judge import HeuristicJudge
 from .judge_registry import make_judge, register_judge
 from .judges import HumanJudge, Judge, RecordedJudge, Verdict
 from .replay import ReplayResult, replay
-from .report import summarise_run
+from .result import PolicyResult
+from .stats.report import summarise_run
 from .trace import Trace
 from .transitions import transition, transition_counts
-from .twincheck import TwinCheckPolicy, TwinCheckSettings, switch_gate
-from .vrr import VrrParams, VrrSettings, belief_update, marginal_gain, stop_rule
-from .vrr_decision import vrr_decide
-from .vrr_policy import VrrPolicy
+from .twincheck.policy import TwinCheckPolicy, TwinCheckSettings, switch_gate
+from .vrr.decision import vrr_decide
+from .vrr.policy import VrrPolicy
+from .vrr.rule import VrrParams, VrrSettings, belief_update, marginal_gain, stop_rule
 
 __all__ = [
     "POLICIES",

@@ -3,71 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .checklist import ChecklistPolicy
-from .commit import CommitPolicy
-from .commit_live import Responder
+from .checklist.policy import ChecklistPolicy
+from .commit.live import Responder
+from .commit.policy import CommitPolicy
 from .decision import GuardPolicy
-from .environment import Environment
-from .jsonsafe import json_safe
+from .environments.base import Environment
 from .judge_registry import make_judge
 from .judges import Judge
 from .replay import Continuer, replay
+from .result import PolicyResult
 from .settings import policy_settings
 from .trace import JsonDict, Trace
-from .transitions import Transition, transition
-from .twincheck import TwinCheckPolicy, TwinGenerator
-from .vrr_policy import VrrPolicy
+from .transitions import transition
+from .twincheck.policy import TwinCheckPolicy, TwinGenerator
+from .vrr.policy import VrrPolicy
 
 POLICIES: tuple[str, ...] = ("twincheck", "checklist", "vrr", "commit")
-
-
-@dataclass(slots=True)
-class PolicyResult:
-    """One policy's result on one trace; `to_dict` is plain JSON data.
-
-    ``applied``: the policy found at least one decision point (TwinCheck: a certificate held;
-    checklist: a feedback message the rule could judge; VRR: a verify-repair loop with a
-    headline rule; commit: an answer under challenge). ``not_applicable``: why the policy had
-    no decision point or lacked the evidence it needs (then ``transition`` is
-    ``not_applicable``, never ``same``, and the guarded trajectory is the actor's).
-    ``unknown_reason``: why an outcome is unknown (the item goes to the annotation queue).
-    ``continuation`` is ``exact`` when the guarded trajectory is the actor's, else ``spliced`` /
-    ``recorded`` / ``truncated`` (see `policies.replay`). ``guarded_trajectory`` is None when it
-    equals the actor's trace (to save storage). Both reasons are also in ``record``, so stored
-    records carry them.
-    """
-
-    policy: str
-    applied: bool
-    record: JsonDict
-    actor_success: bool | None
-    guarded_success: bool | None
-    transition: Transition
-    continuation: str
-    guarded_trajectory: list[JsonDict] | None
-    not_applicable: str | None = None
-    unknown_reason: str | None = None
-
-    def to_dict(self) -> JsonDict:
-        """Strict JSON (NaN/Infinity → None), ready for a JSONField."""
-        out: JsonDict = json_safe(
-            {
-                "policy": self.policy,
-                "applied": self.applied,
-                "record": self.record,
-                "actor_success": self.actor_success,
-                "guarded_success": self.guarded_success,
-                "transition": self.transition,
-                "continuation": self.continuation,
-                "guarded_trajectory": self.guarded_trajectory,
-                "not_applicable": self.not_applicable,
-                "unknown_reason": self.unknown_reason,
-            }
-        )
-        return out
 
 
 def build_policy(
@@ -79,7 +32,7 @@ def build_policy(
     labeler: Responder | None = None,
 ) -> GuardPolicy:
     """One policy with its settings. ``responder`` / ``labeler``: the commit rule's model calls
-    (`policies.commit_live`); other policies ignore them."""
+    (`policies.commit.live`); other policies ignore them."""
     s = policy_settings(name, settings)
     if name == "twincheck":
         return TwinCheckPolicy(s, judge, twin_generator)

@@ -1,4 +1,4 @@
-"""Candidate labels from every source, merged onto a trace's events (issue 13 §2).
+"""Candidate labels from every source, merged onto a trace's events.
 
 A candidate's validity comes from, in this order of precedence:
 
@@ -6,7 +6,7 @@ A candidate's validity comes from, in this order of precedence:
    label): ground truth the agent never saw;
 2. ``human`` — a verdict from the annotation queue, keyed (trace id, candidate id);
 3. ``executed`` — the record's hidden tests run against the candidate in the sandbox
-   (`policies.code_tests`, opt-in).
+   (`policies.sandbox.code_tests`, opt-in).
 
 A label's ``valid`` is None when its source could say nothing — a candidate the sandbox could
 not run (``sandbox unavailable: …``): the candidate stays unlabelled (its outcome unknown) and

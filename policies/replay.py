@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .decision import Decision, GuardPolicy
-from .environment import Environment, ToolOutcome
+from .environments.base import Environment, ToolOutcome
 from .facts import leaves, scalar_text, tokens
 from .trace import JsonDict, Message, ToolCall, ToolResult, Trace
 

@@ -8,11 +8,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from .checklist import ChecklistSettings
-from .commit import CommitSettings
-from .extractors import ExtractorSettings
-from .twincheck import TwinCheckSettings
-from .vrr import VrrParams, VrrSettings
+from .checklist.policy import ChecklistSettings
+from .commit.extractors import ExtractorSettings
+from .commit.policy import CommitSettings
+from .twincheck.policy import TwinCheckSettings
+from .vrr.rule import VrrParams, VrrSettings
 
 SETTINGS_CLASSES: dict[str, type[Any]] = {
     "twincheck": TwinCheckSettings,

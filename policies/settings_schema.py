@@ -24,7 +24,7 @@ from typing import Any, Literal
 from .certificates import CERTIFICATES
 from .inverse_tables import DECLARED_TABLES, INVERSE_TABLES
 from .settings import SETTINGS_CLASSES
-from .vrr import VrrParams
+from .vrr.rule import VrrParams
 
 #: Default ranges of numbers without a listed one.
 DEFAULT_INT = (0, 1_000_000)

@@ -112,6 +112,6 @@ def test_a_worker_pool_process_loads_the_calibration_before_its_first_run():
     loaded = _loaded_after(
         "import django\ndjango.setup()\nfrom auditor.tasks import _prepare_process\n"
         "_prepare_process()",
-        ("policies.vrr_calibration", "numpy"),
+        ("policies.vrr.calibration", "numpy"),
     )
-    assert loaded == ["numpy", "policies.vrr_calibration"]
+    assert loaded == ["numpy", "policies.vrr.calibration"]

@@ -13,7 +13,7 @@ from django.db.models import Count, Sum
 
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
 from auditor.annotation.schema import KINDS
-from policies.stats import cohen_kappa, krippendorff_alpha_nominal
+from policies.stats.methods import cohen_kappa, krippendorff_alpha_nominal
 
 
 def queue_progress(queue: AnnotationQueue, user=None) -> dict[str, Any]:  # type: ignore[no-untyped-def]

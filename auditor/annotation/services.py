@@ -29,7 +29,7 @@ from auditor.annotation.schema import (
     schema_validate,
 )
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from policies.report import annotation_queue
+from policies.stats.report import annotation_queue
 
 # --- building queues -------------------------------------------------------------------------
 
@@ -98,7 +98,7 @@ def _candidate_items(
     kinds = set(queue.kinds)
     for r in results.only("id", "trace_id", "policy", *DECISION_FIELDS).iterator(chunk_size=500):
         rec = r.record if isinstance(r.record, dict) else {}
-        # Which outcome a human must supply and why (policies.report.annotation_queue): every
+        # Which outcome a human must supply and why (policies.stats.report.annotation_queue): every
         # unknown transition, whichever side is unknown (issue 13: an unknown "keep" is no
         # "same").
         [unknown] = annotation_queue(

@@ -23,15 +23,15 @@ from auditor.runs import lanes
 from auditor.runs.execution_store import project_results
 from auditor.runs.models import AuditRun, Calibration
 from common.jobs import job_heartbeat
-from policies.code_tests import execute_hidden_tests
 from policies.jsonsafe import json_safe
 from policies.labels import CandidateLabel, LabelKey, apply_labels
-from policies.sandbox import SandboxSettings
+from policies.sandbox.code_tests import execute_hidden_tests
+from policies.sandbox.process import SandboxSettings
 from policies.trace import Trace as PTrace
 from traces.models import Event, Trace
 from traces.selectors import load_events
 
-# policies.vrr_calibration (and numpy under it, ~40 ms) is imported where a group is calibrated,
+# policies.vrr.calibration (and numpy under it, ~40 ms) is imported where a group is calibrated,
 # not here: every process imports this module at Django start (runs.work, the apps' signal
 # receivers), and only runs whose traces hold verification votes use it.
 
@@ -118,7 +118,7 @@ class Group:
     The events are kept only to execute candidates."""
 
     def __init__(self) -> None:
-        from policies.vrr_calibration import VoteTally
+        from policies.vrr.calibration import VoteTally
 
         self.tally = VoteTally()
         self.events: list[list[dict]] = []

@@ -202,7 +202,7 @@ class Calibration(models.Model):
 
 class ExecutionResult(models.Model):
     """A code candidate's run against its hidden tests in the sandbox, passed or failed, by its
-    key (`policies.code_tests.program_key`: the program, the sandbox's limits and code, the
+    key (`policies.sandbox.code_tests.program_key`: the program, the sandbox's limits and code, the
     interpreter), so that a later calibration in the project does not run it again
     (`auditor.runs.execution_store`). Kept per project: a project's labels come only from its
     own executions, and go with it."""

@@ -15,7 +15,7 @@ from django.db.models.expressions import RawSQL
 
 from auditor.runs.models import AuditRun
 from auditor.runs.selectors import run_list
-from policies.report import MATRIX_KEY
+from policies.stats.report import MATRIX_KEY
 
 
 def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-untyped-def]
@@ -62,7 +62,7 @@ def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-un
 
 def matrix_counts(run: AuditRun) -> dict[str, list[list]]:
     """Per policy: [actor_success, guarded_success, n] of its applicable results, as the run's
-    summary keeps them (`policies.report.PolicyFold`)."""
+    summary keeps them (`policies.stats.report.PolicyFold`)."""
     summary = run.summary or {}
     return {p: list((summary.get(p) or {}).get(MATRIX_KEY) or []) for p in run.policies}
 

@@ -54,7 +54,7 @@ def policy_tables(run: AuditRun) -> list[dict]:
                 "overall": overall,
                 "d": delta_display(overall),
                 "not_applicable": s.get("not_applicable") or {},
-                # the seed paper's own table (policies.paper_tables), under the policy's name
+                # the seed paper's own table (policies.stats.paper_tables), under the policy's name
                 "paper": s.get(policy) or {},
                 "categories": cats,
             }

@@ -2,8 +2,8 @@
 comparison, the dashboard, `audit --json` and exports, so no surface can show a number the
 others withhold.
 
-Reads the ``overall`` (or per-category) effect that `policies.report.effect` stored in the run's
-summary. Rules, all of them consequences of "never hide an unknown":
+Reads the ``overall`` (or per-category) effect that `policies.stats.report.effect` stored in the
+run's summary. Rules, all of them consequences of "never hide an unknown":
 
 - n_unknown is shown next to every Δ;
 - Δ over known pairs is labelled as such, beside the bounds (every unknown a harm / a rescue);
@@ -44,7 +44,7 @@ def _counts(c: Any, fallback_rate: Any) -> dict[str, Any]:
 
 
 def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Display fields of one stored effect (`policies.report.effect`); every key present."""
+    """Display fields of one stored effect (`policies.stats.report.effect`); every key present."""
     o = o or {}
     transitions = o.get("transitions") or {}
     n_unknown = o.get("n_unknown")
@@ -54,7 +54,7 @@ def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
     ci_known = _interval(o.get("ci_known") if "ci_known" in o else o.get("ci"))
     ci = _interval(o.get("ci"))
     ci_kind = o.get("ci_kind") or ("known_pairs" if ci is not None else None)
-    # policies.delta already withholds it (ci_known None, ci_known_degenerate true)
+    # policies.stats.delta already withholds it (ci_known None, ci_known_degenerate true)
     withheld = bool(has_unknowns and o.get("ci_known_degenerate"))
     if has_unknowns and ci_known is not None and ci_known[0] == ci_known[1]:
         ci_known, withheld = None, True

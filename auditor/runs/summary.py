@@ -1,5 +1,5 @@
 """Run-level tables per policy, from the stored results: the TwinCheck paper's Tables 1–2 and
-each policy's own metrics (policies.report), and the counts the CLI prints."""
+each policy's own metrics (policies.stats.report), and the counts the CLI prints."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.stats_display import policy_statistics
-from policies.paper_tables import EVENT_KEYS, ChecklistTable
-from policies.report import PolicyFold
+from policies.stats.paper_tables import EVENT_KEYS, ChecklistTable
+from policies.stats.report import PolicyFold
 from traces.models import Trace
 
 #: A result row's fields the summary reads beside its record.
@@ -35,7 +35,7 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     metrics), from the stored results.
 
     Streamed: each policy's results are read a page at a time in trace order and folded into
-    a `policies.report.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
+    a `policies.stats.report.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
     which keeps counts and a few bytes per result; holding every decoded record took the
     finishing worker to 1.2 GB at 10⁵ traces. A test pins the tables to `summarise_run` over the
     whole rows. The only way a run's summary is made: when its last chunk finishes
@@ -199,7 +199,7 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
             # the shaping every page uses: n_unknown, bounds, no degenerate CI with unknowns
             per_policy[policy]["statistics"] = policy_statistics(summary)
         paper = summary.get(policy)
-        if paper is not None:  # the seed paper's own table (policies.paper_tables)
+        if paper is not None:  # the seed paper's own table (policies.stats.paper_tables)
             per_policy[policy]["paper_table"] = paper
         report = summary.get("report")
         if report:  # TwinCheck's per-certificate table and gate AUC/AP

@@ -1,4 +1,4 @@
-"""TwinCheck's report on the run page (policies.twincheck_report, stored in the run summary),
+"""TwinCheck's report on the run page (policies.stats.twincheck_report, stored in the run summary),
 shaped for `templates/auditor/run_twincheck.html`, and the pairs still awaiting review."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from auditor.runs.models import AuditRun
-from policies.twincheck_report import COUNTS
+from policies.stats.twincheck_report import COUNTS
 
 
 def twincheck_display(run: AuditRun) -> dict[str, Any] | None:

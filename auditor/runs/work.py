@@ -121,7 +121,7 @@ class AuditorCache:
     @staticmethod
     def _environment(kind: str):  # type: ignore[no-untyped-def]
         if kind == "bfcl":
-            from policies.env_bfcl import BFCLEnvironment
+            from policies.environments.bfcl import BFCLEnvironment
 
             return BFCLEnvironment()
         return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..environment import Environment, ToolOutcome
+from ..environments.base import Environment, ToolOutcome
 from ..trace import JsonDict, ToolCall, Trace, event_from_dict
 from . import bfcl_protocol as proto
 from .calls import ModelCall

@@ -20,7 +20,7 @@ from ..certificates import read_only_tools
 from ..facts import TraceFacts, canonical_args
 from ..schema import validate
 from ..trace import ToolCall, ToolResult, ToolSpec, Trace
-from ..twincheck import render_context
+from ..twincheck.policy import render_context
 from .client import ModelClient
 from .prompts import TWIN_SYSTEM, TWIN_USER
 

@@ -17,8 +17,8 @@ from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.store import result_row, split_trajectory, store_results
 from auditor.runs.summary import audit_run_summary
 from auditor.runs.work import AuditorCache, with_env_name
-from policies.report import MATRIX_KEY, summarise_run
-from policies.twincheck_report import twincheck_report
+from policies.stats.report import MATRIX_KEY, summarise_run
+from policies.stats.twincheck_report import twincheck_report
 from tests.audit.test_runs import DATA, LDB, SYCON, ingest_file, run_inline
 from traces.models import Trace
 from traces.selectors import load_events

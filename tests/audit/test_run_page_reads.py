@@ -13,7 +13,7 @@ from django.urls import reverse
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.runs.stats_display import policy_statistics
 from auditor.runs.summary import audit_run_summary
-from policies.report import MATRIX_KEY
+from policies.stats.report import MATRIX_KEY
 from traces.models import Trace, Upload
 
 pytestmark = pytest.mark.django_db

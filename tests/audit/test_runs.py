@@ -100,7 +100,7 @@ def test_calibration_read_in_parts_equals_the_whole_groups(project, settings):
     from auditor.runs.calibration import verifier_of
     from policies.jsonsafe import json_safe
     from policies.trace import Trace as PTrace
-    from policies.vrr_calibration import calibrate, observations_from_traces
+    from policies.vrr.calibration import calibrate, observations_from_traces
     from traces.models import Trace
     from traces.selectors import load_events
 

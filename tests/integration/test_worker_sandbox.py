@@ -22,7 +22,7 @@ LDB = REPO.parent / "shared" / "data" / "ldb" / "humaneval_reflexion_gpt-3.5-tur
 
 
 def _sandbox_available() -> None:
-    from policies.sandbox import SandboxSettings, run_program
+    from policies.sandbox.process import SandboxSettings, run_program
 
     res = run_program("print(1)", SandboxSettings(enabled=True))
     if res.status == "unavailable":

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from policies.audit import audit_trace
-from policies.checklist import (
+from policies.checklist.policy import (
     DEFAULT_THETA,
     ChecklistPolicy,
     ChecklistSettings,
@@ -17,7 +17,7 @@ from policies.checklist import (
     schedule_uses_record,
     target_claims,
 )
-from policies.checklist_metrics import (
+from policies.stats.checklist_metrics import (
     FeedbackRates,
     claim_calibration,
     dominates,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from policies.audit import audit_trace
-from policies.claims import claim_changes, fold_text, merge_elicited
+from policies.checklist.claims import claim_changes, fold_text, merge_elicited
 from policies.trace import Claims, Trace
 
 from ._build import Events, elicited_claims

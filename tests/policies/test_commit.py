@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from policies.audit import audit_trace
-from policies.commit import (
+from policies.commit.extractors import ExtractorSettings, answers_agree, extract_answer
+from policies.commit.policy import (
     CHALLENGE_PROMPT,
     CommitPolicy,
     CommitSettings,
@@ -13,7 +14,6 @@ from policies.commit import (
     flips,
     period_two,
 )
-from policies.extractors import ExtractorSettings, answers_agree, extract_answer
 from policies.trace import Trace
 
 from ._build import Events

@@ -1,4 +1,4 @@
-"""Δ that never hides an unknown (policies.delta; SPEC §5.5, issue 13 §4)."""
+"""Δ that never hides an unknown (policies.stats.delta; SPEC §5.5, issue 13 §4)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.delta import Pair, delta_report, success_counts
+from policies.stats.delta import Pair, delta_report, success_counts
 
 outcome = st.sampled_from([True, False, None])
 pairs = st.lists(

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("bfcl_eval")
 
 from policies import audit_trace  # noqa: E402
-from policies.env_bfcl import BFCLEnvironment, call_string  # noqa: E402
+from policies.environments.bfcl import BFCLEnvironment, call_string  # noqa: E402
 from policies.replay import actor_outcome  # noqa: E402
 from policies.tool_profile import BFCL_READ_ONLY  # noqa: E402
 from policies.trace import ToolCall, Trace  # noqa: E402
@@ -530,7 +530,7 @@ def test_checking_during_the_replay_or_from_scratch_gives_the_same_account() -> 
 
 def world_state(world) -> dict:  # type: ignore[no-untyped-def]
     """A world's public attributes per instance, as the package's state_checker compares them."""
-    from policies.env_bfcl import jsonable
+    from policies.environments.bfcl import jsonable
 
     return {
         c: jsonable({k: v for k, v in vars(i).items() if not k.startswith("_")})
@@ -540,7 +540,7 @@ def world_state(world) -> dict:  # type: ignore[no-untyped-def]
 
 def two_worlds(task: dict) -> tuple:
     """Two worlds of the task from the same snapshot of its initial state."""
-    from policies.env_bfcl import _World
+    from policies.environments.bfcl import _World
 
     env = BFCLEnvironment()
     env.reset(import_trace(record_from_turns(task, gt_calls(task))))
@@ -575,7 +575,7 @@ def test_read_call_strings_match_the_evaluated_ones_on_every_ground_truth() -> N
     (_World.run_text), give the results, errors and state of compiling and evaluating each
     string (_World.run): every ground-truth turn of every task of the four categories, in
     order, on two worlds from the same snapshot; plus strings the reader must leave alone."""
-    from policies.bfcl_calls import parse_call
+    from policies.environments.bfcl_calls import parse_call
 
     tasks = load_tasks()
     read = compared = 0
@@ -644,7 +644,7 @@ def test_replays_are_isolated() -> None:
 def test_no_instances_in_module_globals() -> None:
     from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
 
-    import policies.env_bfcl as mod
+    import policies.environments.bfcl as mod
 
     before = set(vars(multi_turn_utils))
     task = load_tasks()["multi_turn_base_0"]

@@ -11,7 +11,7 @@ from policies.heuristic_judge import HeuristicJudge, asks_for_information, evide
 from policies.judges import PairRequest, Proposal, Verdict
 from policies.tool_profile import build_profile
 from policies.trace import ToolCall, Trace
-from policies.twincheck import TwinCheckSettings, switch_gate
+from policies.twincheck.policy import TwinCheckSettings, switch_gate
 
 from ._build import Events, account_tools
 from ._twin_traces import brake_release

@@ -23,7 +23,7 @@ from policies.trace import (
     _str,
     event_from_dict,
 )
-from policies.vrr import Round, VrrParams, first_stop, stop_rule
+from policies.vrr.rule import Round, VrrParams, first_stop, stop_rule
 
 
 def _reference(arguments: dict[Any, Any]) -> str:

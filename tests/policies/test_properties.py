@@ -8,13 +8,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.checklist import ChecklistPolicy
+from policies.checklist.policy import ChecklistPolicy
 from policies.heuristic_judge import HeuristicJudge
 from policies.judges import PairRequest, Proposal, Verdict
 from policies.replay import replay
 from policies.trace import Trace
-from policies.twincheck import TwinCheckSettings, switch_gate
-from policies.vrr import belief_predict, belief_update
+from policies.twincheck.policy import TwinCheckSettings, switch_gate
+from policies.vrr.rule import belief_predict, belief_update
 
 from ._build import lock_unlock_trace
 

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from policies import Auditor
-from policies.code_tests import execute_hidden_tests
 from policies.labels import apply_labels
-from policies.report import summarise_run
-from policies.sandbox import SandboxSettings, run_program
+from policies.sandbox.code_tests import execute_hidden_tests
+from policies.sandbox.process import SandboxSettings, run_program
+from policies.stats.report import summarise_run
 from policies.trace import Trace
-from policies.vrr import SignMemo, VrrParams
-from policies.vrr_calibration import calibrate, observations_from_traces
-from policies.vrr_loops import loop_rounds
+from policies.vrr.calibration import calibrate, observations_from_traces
+from policies.vrr.loops import loop_rounds
+from policies.vrr.rule import SignMemo, VrrParams
 from tests.conftest import unavailable
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -235,7 +235,7 @@ def test_ldb_loops_repeat_few_patterns_and_the_sign_memo_decides_them_as_the_che
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """VRR's sign check runs once per bootstrap draw of every loop; the policy keeps it by the
-    loop's (votes, accepts) rounds (`policies.vrr.SignMemo`). On the real LDB loops, with
+    loop's (votes, accepts) rounds (`policies.vrr.rule.SignMemo`). On the real LDB loops, with
     identified parameters and bootstrap draws spread around them, every record is the one the
     policy writes when it keeps nothing."""
     traces = [e for path in LDB for e in ldb_traces(path)]
@@ -251,7 +251,7 @@ def test_ldb_loops_repeat_few_patterns_and_the_sign_memo_decides_them_as_the_che
     settings = {"vrr": {"params": params.to_dict(), "samples": draws, "sign_stability": 0.6}}
     auditor = Auditor(("vrr",), settings)  # one policy, one memo, for every loop
     kept = [auditor.audit(t)["vrr"].to_dict() for t in traces]
-    monkeypatch.setattr("policies.vrr_policy.SignMemo", lambda: SignMemo(limit=0))
+    monkeypatch.setattr("policies.vrr.policy.SignMemo", lambda: SignMemo(limit=0))
     auditor = Auditor(("vrr",), settings)
     fresh = [auditor.audit(t)["vrr"].to_dict() for t in traces]
     assert kept == fresh

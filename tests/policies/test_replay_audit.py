@@ -6,13 +6,13 @@ import math
 import pytest
 
 from policies import POLICIES, Auditor, ToyEnvironment, audit_trace, replay
-from policies.checklist import ChecklistPolicy, ChecklistSettings
-from policies.commit import CommitPolicy, CommitSettings
+from policies.checklist.policy import ChecklistPolicy, ChecklistSettings
+from policies.commit.policy import CommitPolicy, CommitSettings
 from policies.trace import Trace
 from policies.transitions import TRANSITIONS
-from policies.twincheck import TwinCheckPolicy
-from policies.vrr import VrrParams
-from policies.vrr_sim import loop_events, simulate_loops
+from policies.twincheck.policy import TwinCheckPolicy
+from policies.vrr.rule import VrrParams
+from policies.vrr.sim import loop_events, simulate_loops
 
 from ._build import Events, account_tools, lock_unlock_trace, pushback_trace
 

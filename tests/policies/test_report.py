@@ -6,9 +6,9 @@ import pytest
 from scipy import stats as sps
 
 from policies import Auditor
-from policies.report import summarise_run
-from policies.vrr import Round, VrrParams
-from policies.vrr_sim import SimLoop, loop_events, simulate_loops
+from policies.stats.report import summarise_run
+from policies.vrr.rule import Round, VrrParams
+from policies.vrr.sim import SimLoop, loop_events, simulate_loops
 
 from ._build import lock_unlock_trace, pushback_trace
 

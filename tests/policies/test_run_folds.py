@@ -11,20 +11,20 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policies.checklist_metrics import feedback_rates
-from policies.delta import Pair, delta_report, success_counts
 from policies.jsonsafe import json_safe
-from policies.paper_tables import Total, checklist_table, rate, vrr_table
-from policies.report import summarise_run
-from policies.stats import (
+from policies.stats.checklist_metrics import feedback_rates
+from policies.stats.delta import Pair, delta_report, success_counts
+from policies.stats.methods import (
     average_precision,
     counted_average_precision,
     counted_roc_auc,
     paired_bootstrap_ci,
     roc_auc,
 )
+from policies.stats.paper_tables import Total, checklist_table, rate, vrr_table
+from policies.stats.report import summarise_run
+from policies.stats.twincheck_report import twincheck_report
 from policies.transitions import TRANSITIONS
-from policies.twincheck_report import twincheck_report
 
 maybe_bool = st.sampled_from([None, True, False])
 # what a malformed record may hold where a boolean belongs: the tables read only its truth
@@ -149,7 +149,7 @@ def test_effect_from_result_codes_is_the_definition(results, cats):
     s = summarise_run(results, cats, n_boot=50)
 
     def expected(idx: list[int]) -> dict[str, Any]:
-        # not applicable: by its transition or its own field (policies.report.na_reason)
+        # not applicable: by its transition or its own field (policies.stats.report.na_reason)
         keep = [i for i in idx if results[i]["transition"] != "not_applicable"]
         keep = [i for i in keep if not results[i].get("not_applicable")]
         pairs = [
@@ -235,7 +235,7 @@ def test_annotation_queue_items_are_each_rows_strict_json_item():
     """The fold keeps the queue as trace ids and (reason, needs) indexes; its items are still
     `json_safe(_queue_item(row, i))` of each unknown row, in order, whatever the values
     (a missing trace id, a reason that is not text, NaN in it)."""
-    from policies.report import RunSummary, _queue_item
+    from policies.stats.report import RunSummary, _queue_item
 
     rows: list[dict[str, Any]] = [
         {"trace_id": 7, "transition": "unknown", "actor_success": None, "record": {}},
@@ -263,7 +263,7 @@ def test_annotation_queue_memory_grows_by_bytes_per_item():
 
     import orjson
 
-    from policies.report import RunSummary
+    from policies.stats.report import RunSummary
 
     reason = orjson.dumps("the re-check is not in the trace and no model is configured")
     fold = RunSummary(None)

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from policies.code_tests import execute_hidden_tests, hidden_test_program, program_key
 from policies.labels import CandidateLabel, apply_labels, human_labels
-from policies.sandbox import SandboxDisabled, SandboxSettings, _classify, run_program
+from policies.sandbox.code_tests import execute_hidden_tests, hidden_test_program, program_key
+from policies.sandbox.process import SandboxDisabled, SandboxSettings, _classify, run_program
 from policies.trace import Trace
 from tests.conftest import unavailable
 

@@ -1,4 +1,4 @@
-"""The sandbox's seccomp filter (policies.sandbox_seccomp): every denied system call really fails
+"""The sandbox's seccomp filter (policies.sandbox.seccomp): every denied system call really fails
 with EPERM inside the sandbox (clone3 with ENOSYS), the same calls on the host without the filter
 mostly do not, and the sandbox refuses to run a program without the filter."""
 
@@ -13,14 +13,14 @@ import sys
 
 import pytest
 
-from policies.sandbox import (
+from policies.sandbox.process import (
     SandboxSettings,
     _classify,
     bwrap_command,
     interpreter_layout,
     run_program,
 )
-from policies.sandbox_seccomp import DENIED, _library, filter_program
+from policies.sandbox.seccomp import DENIED, _library, filter_program
 from tests.conftest import unavailable
 
 FAST = SandboxSettings(enabled=True, timeout_s=10.0, cpu_s=5)

@@ -6,7 +6,7 @@ import random
 import pytest
 from scipy import stats as sps
 
-from policies.stats import (
+from policies.stats.methods import (
     average_precision,
     brier_score,
     cohen_kappa,
@@ -147,7 +147,7 @@ def test_bootstrap_of_constant_strata_skips_numpy_and_equals_its_draws(seed: int
     # numpy: the same floats, bit for bit, as the multinomial draws'.
     from collections import defaultdict
 
-    from policies import stats
+    from policies.stats import methods as stats
 
     rng = random.Random(seed)
     values = [0.0, -0.0, 1.0, -1.0, 0.1, 1 / 3, 1e300, -2.5e-8, 7.0]

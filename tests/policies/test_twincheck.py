@@ -6,7 +6,7 @@ import pytest
 
 from policies.audit import audit_trace
 from policies.certificates import Twin
-from policies.environment import ToyEnvironment
+from policies.environments.base import ToyEnvironment
 from policies.facts import TraceFacts
 from policies.judges import (
     AWAITING_REVIEW,
@@ -19,7 +19,7 @@ from policies.judges import (
 from policies.schema import validate
 from policies.tool_profile import build_profile
 from policies.trace import ToolCall, Trace
-from policies.twincheck import TwinCheckSettings, structural_checks, switch_gate
+from policies.twincheck.policy import TwinCheckSettings, structural_checks, switch_gate
 
 from ._build import Events, account_tools, lock_unlock_trace
 from ._twin_traces import brake_release, stale_card

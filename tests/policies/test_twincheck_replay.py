@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from policies import ToyEnvironment, audit_trace, replay
-from policies.environment import Environment
+from policies.environments.base import Environment
 from policies.replay import NEEDS_LIVE, output_readers
 from policies.trace import Trace
-from policies.twincheck import TwinCheckPolicy
+from policies.twincheck.policy import TwinCheckPolicy
 
 from ._build import Events, lock_unlock_trace
 

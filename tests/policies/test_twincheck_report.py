@@ -8,7 +8,7 @@ import json
 import pytest
 
 from policies import Auditor, ToyEnvironment
-from policies.twincheck_report import twincheck_report
+from policies.stats.twincheck_report import twincheck_report
 
 from ._build import lock_unlock_trace
 from ._twin_traces import stale_card

@@ -6,8 +6,9 @@ import random
 import pytest
 from scipy import stats as sps
 
-import policies.vrr as vrr_module
-from policies.vrr import (
+import policies.vrr.rule as vrr_module
+from policies.vrr.decision import choose_rule, vrr_decide
+from policies.vrr.rule import (
     Round,
     SignMemo,
     VrrParams,
@@ -24,7 +25,6 @@ from policies.vrr import (
     stop_rule,
     stop_test,
 )
-from policies.vrr_decision import choose_rule, vrr_decide
 
 P = VrrParams(rho0=0.2, rho1=0.1, alpha=0.3, beta=0.1, prior=0.5)
 

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 
-from policies.vrr_calibration import (
+from policies.vrr.calibration import (
     VoteColumns,
     VoteObservation,
     _distinct_rows,
@@ -152,7 +152,7 @@ def test_tally_calibrates_as_the_observations_to_the_last_bit(monkeypatch):
     intervals and bootstrap samples equal `calibrate`'s of the same observations and the
     per-loop form's, with the bootstrap's picks drawn a few at a time (DRAW_PART) or at once;
     a group without votes too."""
-    import policies.vrr_calibration as vc
+    import policies.vrr.calibration as vc
 
     for seed, part in ((0, 7), (1, 1), (2, vc.DRAW_PART)):
         obs = observations(seed, 500, 40) + [VoteObservation(0, 0, None, False, 3)]
@@ -201,7 +201,7 @@ def test_tallied_calibration_memory_grows_by_bytes_per_loop():
     import tracemalloc
     from array import array
 
-    from policies.vrr_calibration import VoteTally
+    from policies.vrr.calibration import VoteTally
 
     def columns_way(loops: int) -> None:  # the run's calibration as it was
         rnd = random.Random(0)

@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 
 from policies.trace import Trace
-from policies.vrr import VrrParams, VrrSettings, first_stop, guard_rule
-from policies.vrr_calibration import (
+from policies.vrr.calibration import (
     VoteObservation,
     calibrate,
     em_calibrate,
     loop_rounds,
     observations_from_traces,
 )
-from policies.vrr_decision import vrr_decide
-from policies.vrr_sim import SimLoop, loop_events, simulate_loops
+from policies.vrr.decision import vrr_decide
+from policies.vrr.rule import VrrParams, VrrSettings, first_stop, guard_rule
+from policies.vrr.sim import SimLoop, loop_events, simulate_loops
 
 STRESS = VrrParams(rho0=0.1, rho1=0.1, alpha=0.05, beta=0.4, prior=0.7)
 LOW_J = VrrParams(rho0=0.5, rho1=0.48, alpha=0.05, beta=0.4, prior=0.8)

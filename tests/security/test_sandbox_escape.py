@@ -19,8 +19,8 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from policies.code_tests import execute_hidden_tests
-from policies.sandbox import SandboxSettings, interpreter_layout, run_program
+from policies.sandbox.code_tests import execute_hidden_tests
+from policies.sandbox.process import SandboxSettings, interpreter_layout, run_program
 from tests.conftest import unavailable
 from tests.policies.test_sandbox import candidate_trace
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.trace_list.selectors import PAGE_SIZE
-from policies.report import MATRIX_KEY
+from policies.stats.report import MATRIX_KEY
 from traces import search
 from traces.models import Event, Trace, Upload
 

@@ -18,8 +18,8 @@ from django.core.management.base import BaseCommand
 from auditor.limits import apply_memory_limit
 from auditor.runs.models import AuditRun
 from auditor.runs.services import audit_run_create, audit_run_start
-from policies.vrr import VrrParams
-from policies.vrr_sim import loop_events, simulate_loops
+from policies.vrr.rule import VrrParams
+from policies.vrr.sim import loop_events, simulate_loops
 from traces.models import Membership, Project, Upload
 from traces.services import upload_create, upload_process
 

@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from policies.env_bfcl import BFCLEnvironment
+from policies.environments.bfcl import BFCLEnvironment
 from policies.llm.bfcl_protocol import func_docs
 from policies.trace import Trace
 

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from policies.audit import Auditor
-from policies.commit import CHALLENGE_PROMPT
+from policies.commit.policy import CHALLENGE_PROMPT
 from policies.llm.claims import elicit_claims
 from policies.llm.recheck import ModelResponder
 from tests.fakes.openai_server import FakeOpenAI, Reply

@@ -11,13 +11,13 @@ import pytest
 
 pytest.importorskip("bfcl_eval")
 
-from policies.env_bfcl import BFCLEnvironment  # noqa: E402
+from policies.environments.bfcl import BFCLEnvironment  # noqa: E402
 from policies.llm import Budget, FileCache  # noqa: E402
 from policies.llm.judge import LLMJudge  # noqa: E402
 from policies.llm.live_bfcl import continue_live  # noqa: E402
 from policies.trace import Trace  # noqa: E402
 from policies.transitions import transition  # noqa: E402
-from policies.twincheck import TwinCheckPolicy  # noqa: E402
+from policies.twincheck.policy import TwinCheckPolicy  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 
 from .bfcl_traces import actor_success, build, task  # noqa: E402

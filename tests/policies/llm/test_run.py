@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from policies.audit import Auditor, audit_trace
-from policies.commit import commit_rule_live
+from policies.commit.policy import commit_rule_live
 from policies.llm import FileCache
 from policies.llm.claims import elicit_claims
 from policies.llm.run import LLMRun, LLMSettings
@@ -25,8 +25,8 @@ from .scripts import is_verifier, verifier_against
 
 pytest.importorskip("bfcl_eval")
 
-from policies.env_bfcl import BFCLEnvironment  # noqa: E402
-from policies.twincheck import TwinCheckPolicy  # noqa: E402
+from policies.environments.bfcl import BFCLEnvironment  # noqa: E402
+from policies.twincheck.policy import TwinCheckPolicy  # noqa: E402
 
 from .scripts import bfcl_actor  # noqa: E402
 from .test_live_bfcl import SOLUTION, failing_actor  # noqa: E402

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from policies.checklist import ChecklistPolicy
-from policies.commit import commit_rule_live
+from policies.checklist.policy import ChecklistPolicy
+from policies.commit.policy import commit_rule_live
 from policies.facts import TraceFacts
 from policies.judges import PairRequest, Proposal
 from policies.llm import Budget, BudgetReached, ModelCallError
