@@ -48,6 +48,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "vrr.delta_fraction": PROBABILITY,
     "vrr.delta": (1, 1_000),
     "vrr.sign_stability": PROBABILITY,
+    "vrr.min_evidence": (1, 1_000_000),
     "vrr.params": PROBABILITY,  # each of rho0, rho1, alpha, beta, prior
     "vrr.samples": PROBABILITY,
     "commit.budget": (1, 100),

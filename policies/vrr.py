@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from .vrr_evidence import MIN_TRANSITIONS
+
 
 @dataclass(frozen=True, slots=True)
 class VrrParams:
@@ -63,13 +65,16 @@ class VrrSettings:
       Missing parameters never trigger the fallback: the loop is then *not applicable*
       ("parameters not identified: …").
     - ``delta_fraction``: Guard's margin δ scaled to the number of votes, δ(n) = max(1,
-      ⌈fraction·n⌉) (0.6 gives the usual δ = 3 at 5 votes and δ = 1 for a single test);
-      ``delta`` fixes δ instead (then capped at n).
+      ⌈fraction·n⌉): 0.5, a replacement must gain half the votes (δ = 3 at 5 votes, 1 for a
+      single test, 3 at 6 — so a repair passing 3 of 6 tests replaces an incumbent passing
+      none, which 0.6's δ = 4 forbade); ``delta`` fixes δ instead (then capped at n).
     - ``unanimous_replaces``: a round every vote accepts replaces an incumbent that some vote
       rejected, even when the scaled margin cannot be met (with δ = 3 and 4 votes a fully
       passing repair could otherwise never replace a 3/4 incumbent).
     - ``sign_stability``: share of bootstrap draws that must give the point estimate's stop
       round for VRR-Stop to be trusted (else Guard: the sign is not identifiable).
+    - ``min_evidence``: the least number of labelled transitions out of a state for α or β to
+      be identified when the run calibrates them (`policies.vrr_evidence`: 20, why there).
     - ``beyond_recorded``: when VRR-Stop's gain stays above τ through every recorded round the
       rule would repair further; ``"unknown"`` reports the guarded outcome unknown (needs a live
       continuation), ``"ship_last"`` ships the last recorded round.
@@ -77,12 +82,13 @@ class VrrSettings:
 
     tau: float = 0.0
     j_min: float = 0.1
-    delta_fraction: float = 0.6
+    delta_fraction: float = 0.5
     delta: int | None = None
     unanimous_replaces: bool = True
     sign_stability: float = 0.95
     mode: Literal["auto", "stop", "guard"] = "auto"
     beyond_recorded: Literal["unknown", "ship_last"] = "unknown"
+    min_evidence: int = MIN_TRANSITIONS
     params: VrrParams | None = None
     samples: tuple[VrrParams, ...] = field(default=())
 
@@ -96,6 +102,7 @@ class VrrSettings:
             "sign_stability": self.sign_stability,
             "mode": self.mode,
             "beyond_recorded": self.beyond_recorded,
+            "min_evidence": self.min_evidence,
             "params": self.params.to_dict() if self.params else None,
             "n_samples": len(self.samples),
         }

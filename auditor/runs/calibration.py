@@ -26,8 +26,9 @@ from common.jobs import job_heartbeat
 from policies.code_tests import execute_hidden_tests
 from policies.jsonsafe import json_safe
 from policies.labels import CandidateLabel, LabelKey, apply_labels
-from policies.sandbox import SandboxSettings
+from policies.sandbox import UNAVAILABLE, SandboxSettings
 from policies.trace import Trace as PTrace
+from policies.vrr_evidence import MIN_TRANSITIONS
 from traces.models import Event, Trace
 from traces.selectors import load_events
 
@@ -229,6 +230,8 @@ def store_calibrations(
     run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool
 ) -> None:
     """Each group's calibration (after executing its candidates, with ``execute``)."""
+    vrr_settings = run.settings.get("vrr") or {}
+    min_evidence = int(vrr_settings.get("min_evidence") or MIN_TRANSITIONS)
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:
@@ -241,14 +244,19 @@ def store_calibrations(
             labelled = [label_events(events, labels) for events in group.events]
             known = sum(lab.valid is not None for lab in labels.values())
             execution = {"counts": counts, "labelled": known, "labels": _encode(labels)}
-            unavailable = next((lab.detail for lab in labels.values() if lab.valid is None), None)
+            unavailable = next(
+                (lab.detail for lab in labels.values() if lab.detail.startswith(UNAVAILABLE)),
+                None,
+            )
             if unavailable:
                 execution["unavailable"] = unavailable
             for events in labelled:
                 group.tally.add_trace(PTrace.from_events(events))
         if not len(group.tally):
             continue
-        cal = group.tally.calibrate(n_boot=django_settings.TA_CALIBRATION_BOOTSTRAP, seed=0)
+        cal = group.tally.calibrate(
+            n_boot=django_settings.TA_CALIBRATION_BOOTSTRAP, seed=0, min_evidence=min_evidence
+        )
         # NaN (an unidentified α, β) becomes null: jsonb, and JSON itself, have no NaN.
         params = json_safe({**cal.to_dict(), "samples": [s.to_dict() for s in cal.samples]})
         if execution is not None:
