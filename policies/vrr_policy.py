@@ -47,6 +47,7 @@ class VrrPolicy:
         shipped = d.shipped_round
         record["guarded_correct"] = rounds[shipped].valid if shipped is not None else None
         record["round_events"] = [r.event_index for r in rounds]
+        record["round_votes"] = [[r.accepts, r.votes] for r in rounds]  # δ sensitivity
         self._last = (trace, record)
         return record
 
