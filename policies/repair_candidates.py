@@ -41,8 +41,9 @@ def _bound_names(tree: ast.Module) -> set[str]:
 
 def defines_entry_point(program: str, entry_point: str) -> bool:
     """Whether ``program`` defines ``entry_point`` at its top level. A program that does not
-    parse (a repair with a syntax error is still a round of its loop) defines it when the name
-    follows ``def`` / ``class`` or is assigned anywhere in its text."""
+    parse as Python — a repair with a syntax error, which is still a round of its loop, or a
+    program in another language (MultiPL-E runs) — is given the benefit of the doubt: it
+    defines the name when the name occurs in it as a word."""
     if entry_point not in program:
         return False
     name = re.escape(entry_point)
@@ -51,8 +52,7 @@ def defines_entry_point(program: str, entry_point: str) -> bool:
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError):
-        pattern = rf"\b(?:def|class)\s+{name}\b|^\s*{name}\s*="
-        return re.search(pattern, program, re.M) is not None
+        return re.search(rf"\b{name}\b", program) is not None
     return entry_point in _bound_names(tree)
 
 

@@ -72,6 +72,9 @@ def test_defines_entry_point_reads_top_level_definitions() -> None:
     assert defines_entry_point("from codecs import encode as encrypt\n", "encrypt")
     # a repair with a syntax error is still a round of its loop
     assert defines_entry_point("def encrypt(s:\n    return s", "encrypt")
+    # another language (MultiPL-E): not judged by Python's grammar
+    assert defines_entry_point("fn encrypt(s: String) -> String {\n    s\n}", "encrypt")
+    assert not defines_entry_point("fn strlen(s: String) -> usize {\n    s.len()\n}", "encrypt")
     # named only in a comment, a call or a nested helper: not defined at the top level
     assert not defines_entry_point("# encrypt\ndef strlen(s):\n    return len(s)\n", "encrypt")
     nested = "def outer():\n    def encrypt(s):\n        return s\n"
