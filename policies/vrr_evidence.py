@@ -30,7 +30,8 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     (NaN, NaN) without trials."""
     if n <= 0:
         return math.nan, math.nan
-    from scipy.stats import beta  # only where a calibration is made (scipy's import is slow)
+    # scipy (requirements.txt) only where a calibration is made: its import is slow
+    from scipy.stats import beta  # type: ignore[import-untyped]
 
     tail = (1.0 - level) / 2.0
     lo = 0.0 if k <= 0 else float(beta.ppf(tail, k, n - k + 1))

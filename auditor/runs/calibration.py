@@ -71,6 +71,18 @@ def vote_group(model: str, events: list[dict]) -> tuple[str, str] | None:
     return None
 
 
+def rate_bounds(stored: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A stored calibration's exact intervals of α and β as `VrrSettings.rate_lower` /
+    ``rate_upper`` (null ends where a rate has no transitions at all)."""
+    intervals = stored.get("intervals") or {}
+    ends: dict[str, dict[str, Any]] = {"rate_lower": {}, "rate_upper": {}}
+    for name in ("alpha", "beta"):
+        pair = intervals.get(name)
+        lo, hi = pair if isinstance(pair, list | tuple) and len(pair) == 2 else (None, None)
+        ends["rate_lower"][name], ends["rate_upper"][name] = lo, hi
+    return ends
+
+
 def needs_calibration(run: AuditRun) -> bool:
     """Whether the run's start calibrates VRR: it audits VRR without parameters of its own."""
     return "vrr" in run.policies and not (run.settings.get("vrr") or {}).get("params")

@@ -11,8 +11,11 @@ import pytest
 from django.urls import reverse
 
 from auditor.models import AuditResult
+from auditor.runs.calibration import rate_bounds
 from auditor.runs.summary import audit_run_counts
 from policies.repair_candidates import FOREIGN_CANDIDATE
+from policies.settings import build_settings
+from policies.vrr import VrrParams, VrrSettings
 from policies.vrr_sensitivity import MARGINS
 from tests.audit.test_runs import run_inline
 from tests.policies.test_repair_candidates import STRLEN, lats_record
@@ -54,3 +57,15 @@ def test_a_lats_run_drops_foreign_candidates_and_shows_the_delta_table(client, a
     client.force_login(alice)
     page = client.get(reverse("auditor:run", args=[run.pk])).content.decode()
     assert 'id="vrr-delta-sensitivity"' in page and "ceil(0.6n)" in page
+
+
+def test_the_stored_calibration_gives_the_rate_bounds() -> None:
+    got = rate_bounds({"intervals": {"alpha": [0.1, 0.3], "beta": [None, None]}})
+    assert got == {
+        "rate_lower": {"alpha": 0.1, "beta": None},
+        "rate_upper": {"alpha": 0.3, "beta": None},
+    }
+    settings = build_settings(
+        VrrSettings, {"params": VrrParams(0.1, 0.1, 0.2, 0.2, 0.5).to_dict(), **got}
+    )
+    assert settings.rate_bounds() == {"alpha": (0.1, 0.3)}

@@ -9,7 +9,7 @@ import pytest
 
 from policies import Auditor
 from policies.report import summarise_run
-from policies.vrr import Round, VrrSettings
+from policies.vrr import Round, VrrParams, VrrSettings
 from policies.vrr_calibration import VoteObservation, calibrate
 from policies.vrr_decision import vrr_decide
 from policies.vrr_evidence import MIN_TRANSITIONS, clopper_pearson, rate_identified
@@ -101,3 +101,21 @@ def test_delta_sensitivity_leaves_loops_other_rules_head_alone() -> None:
     fold.add(rec)
     got = fold.result()
     assert all(c["not_applicable"] == 1 and c["rescue"] == 1 for c in got.values())
+
+
+def test_an_unidentified_rate_is_searched_over_its_exact_interval() -> None:
+    """β from 7 transitions (4 broke) is not identified, but its exact interval [0.18, 0.90]
+    still bounds it: a loop whose stop round is the same for every β in it is decided."""
+    params = VrrParams(0.33, 0.02, 0.13, math.nan, 0.91)
+    loop = [Round(0, 3, 3), Round(1, 3, 3)]
+    lo, hi = clopper_pearson(4, 7)
+    unbounded = VrrSettings(params=params)
+    assert vrr_decide(loop, unbounded).not_applicable  # β = 0 would repair on: depends on β
+    bounded = VrrSettings(
+        params=params,
+        rate_lower=VrrParams(math.nan, math.nan, 0.07, lo, math.nan),
+        rate_upper=VrrParams(math.nan, math.nan, 0.22, hi, math.nan),
+    )
+    d = vrr_decide(loop, bounded)
+    assert d.mode == "stop" and d.shipped_round == 0
+    assert d.reason.endswith(f"every value of beta in [{lo:.3f}, {hi:.3f}]")
