@@ -190,9 +190,10 @@ TA_EXPORT_CHUNK_ROWS = env_int("TA_EXPORT_CHUNK_ROWS", 500, minimum=1)
 TA_CALIBRATION_BOOTSTRAP = env_int("TA_CALIBRATION_BOOTSTRAP", 200, minimum=1)
 TA_SUMMARY_BOOTSTRAP = env_int("TA_SUMMARY_BOOTSTRAP", 2000, minimum=1)
 # Sandboxed programs a worker runs at once when a project executes code candidates
-# (docs/sandbox.md), and the wall-clock limit of each, seconds.
+# (docs/sandbox.md), and the wall-clock limit of each, seconds (twice the CPU limit: a loop is
+# stopped by the CPU limit, the wall clock stops only a program that did not get to run).
 TA_SANDBOX_WORKERS = env_int("TA_SANDBOX_WORKERS", 2, minimum=1)
-TA_SANDBOX_TIMEOUT = env_int("TA_SANDBOX_TIMEOUT", 10, minimum=1)
+TA_SANDBOX_TIMEOUT = env_int("TA_SANDBOX_TIMEOUT", 20, minimum=1)
 # Keep programs' outcomes per project, so a later run does not execute them again
 # (auditor.runs.execution_store).
 TA_SANDBOX_REUSE = env_bool("TA_SANDBOX_REUSE", True)

@@ -122,7 +122,13 @@ def audit_file(
             f"  transitions {cd['transition_counts']}"
         )
         print(f"  intervals {json.dumps(cd['intervals'])}  notes {cd['notes']}")
-        settings["vrr"] = {"params": cal.params.to_dict(), "samples": list(cal.samples)}
+        bounds = {n: cal.intervals[n] for n in ("alpha", "beta")}  # exact intervals
+        settings["vrr"] = {
+            "params": cal.params.to_dict(),
+            "samples": list(cal.samples),
+            "rate_lower": {n: lo for n, (lo, _) in bounds.items()},
+            "rate_upper": {n: hi for n, (_, hi) in bounds.items()},
+        }
     auditor = Auditor(POLICIES, settings)
     per_policy: dict[str, list[Any]] = {p: [] for p in POLICIES}
     cats: list[str] = []

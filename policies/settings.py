@@ -25,7 +25,7 @@ SETTINGS_CLASSES: dict[str, type[Any]] = {
 def _convert(name: str, value: Any) -> Any:
     if name == "extractor" and isinstance(value, Mapping):
         return build_settings(ExtractorSettings, value)
-    if name == "params" and isinstance(value, Mapping):
+    if name in ("params", "rate_lower", "rate_upper") and isinstance(value, Mapping):
         return VrrParams.from_dict(dict(value))
     if name == "samples" and isinstance(value, (list, tuple)):
         return tuple(VrrParams.from_dict(dict(v)) if isinstance(v, Mapping) else v for v in value)

@@ -48,8 +48,11 @@ RANGES: dict[str, tuple[float, float]] = {
     "vrr.delta_fraction": PROBABILITY,
     "vrr.delta": (1, 1_000),
     "vrr.sign_stability": PROBABILITY,
+    "vrr.min_evidence": (1, 1_000_000),
     "vrr.params": PROBABILITY,  # each of rho0, rho1, alpha, beta, prior
     "vrr.samples": PROBABILITY,
+    "vrr.rate_lower": PROBABILITY,
+    "vrr.rate_upper": PROBABILITY,
     "commit.budget": (1, 100),
     "commit.extractor.abs_tol": (0.0, 1e6),
     "commit.extractor.rel_tol": (0.0, 1.0),

@@ -25,9 +25,10 @@ from auditor.runs.models import AuditRun, Calibration
 from common.jobs import job_heartbeat
 from policies.jsonsafe import json_safe
 from policies.labels import CandidateLabel, LabelKey, apply_labels
+from policies.sandbox import UNAVAILABLE, SandboxSettings
 from policies.sandbox.code_tests import execute_hidden_tests
-from policies.sandbox.process import SandboxSettings
 from policies.trace import Trace as PTrace
+from policies.vrr.evidence import MIN_TRANSITIONS
 from traces.models import Event, Trace
 from traces.selectors import load_events
 
@@ -68,6 +69,18 @@ def vote_group(model: str, events: list[dict]) -> tuple[str, str] | None:
             v = ev.get("verifier")
             return model, v if isinstance(v, str) else ""
     return None
+
+
+def rate_bounds(stored: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A stored calibration's exact intervals of α and β as `VrrSettings.rate_lower` /
+    ``rate_upper`` (null ends where a rate has no transitions at all)."""
+    intervals = stored.get("intervals") or {}
+    ends: dict[str, dict[str, Any]] = {"rate_lower": {}, "rate_upper": {}}
+    for name in ("alpha", "beta"):
+        pair = intervals.get(name)
+        lo, hi = pair if isinstance(pair, list | tuple) and len(pair) == 2 else (None, None)
+        ends["rate_lower"][name], ends["rate_upper"][name] = lo, hi
+    return ends
 
 
 def needs_calibration(run: AuditRun) -> bool:
@@ -229,6 +242,8 @@ def store_calibrations(
     run: AuditRun, groups: Mapping[tuple[str, str], Group], *, execute: bool
 ) -> None:
     """Each group's calibration (after executing its candidates, with ``execute``)."""
+    vrr_settings = run.settings.get("vrr") or {}
+    min_evidence = int(vrr_settings.get("min_evidence") or MIN_TRANSITIONS)
     for (model, verifier), group in groups.items():
         execution: dict[str, Any] | None = None
         if execute:
@@ -241,14 +256,19 @@ def store_calibrations(
             labelled = [label_events(events, labels) for events in group.events]
             known = sum(lab.valid is not None for lab in labels.values())
             execution = {"counts": counts, "labelled": known, "labels": _encode(labels)}
-            unavailable = next((lab.detail for lab in labels.values() if lab.valid is None), None)
+            unavailable = next(
+                (lab.detail for lab in labels.values() if lab.detail.startswith(UNAVAILABLE)),
+                None,
+            )
             if unavailable:
                 execution["unavailable"] = unavailable
             for events in labelled:
                 group.tally.add_trace(PTrace.from_events(events))
         if not len(group.tally):
             continue
-        cal = group.tally.calibrate(n_boot=django_settings.TA_CALIBRATION_BOOTSTRAP, seed=0)
+        cal = group.tally.calibrate(
+            n_boot=django_settings.TA_CALIBRATION_BOOTSTRAP, seed=0, min_evidence=min_evidence
+        )
         # NaN (an unidentified α, β) becomes null: jsonb, and JSON itself, have no NaN.
         params = json_safe({**cal.to_dict(), "samples": [s.to_dict() for s in cal.samples]})
         if execution is not None:

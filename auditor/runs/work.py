@@ -23,6 +23,7 @@ from auditor.runs.calibration import (
     has_votes,
     label_events,
     needs_calibration,
+    rate_bounds,
     vote_group,
 )
 from auditor.runs.models import AuditItem, AuditRun, Calibration
@@ -96,7 +97,9 @@ class AuditorCache:
             settings = {k: dict(v) for k, v in self.run.settings.items()}
             cal = self.cals.get(group) if group is not None else None
             if cal is not None and not settings.get("vrr", {}).get("params"):
-                settings.setdefault("vrr", {}).update(params=cal["params"], samples=cal["samples"])
+                settings.setdefault("vrr", {}).update(
+                    params=cal["params"], samples=cal["samples"], **rate_bounds(cal)
+                )
             model: dict[str, Any] = self.backend.auditor_kwargs() if self.backend else {}
             judge = model.pop("judge", self.run.judge)
             auditor = Auditor(

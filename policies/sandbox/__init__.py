@@ -1,6 +1,7 @@
 """Sandboxed execution of code candidates' hidden tests (docs/sandbox.md; opt-in).
 
-- `process`: `run_program` under bubblewrap, `SandboxSettings`, `SandboxDisabled`;
+- `process`: `run_program` under bubblewrap, `SandboxSettings`, `SandboxDisabled`, `ExecResult`,
+  `UNAVAILABLE` (the reason's prefix when bubblewrap cannot run);
 - `launch`: the first code run inside the sandbox (passed as text, never imported by the app);
 - `seccomp`: the seccomp filter;
 - `code_tests`: `execute_hidden_tests`, `program_key` (the execution store's key: the program,
@@ -14,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .code_tests import execute_hidden_tests, hidden_test_program, program_key
-    from .process import SandboxDisabled, SandboxSettings, run_program
+    from .process import UNAVAILABLE, ExecResult, SandboxDisabled, SandboxSettings, run_program
 
 #: Public name -> the module in this package that defines it, imported on first use (PEP 562),
 #: so importing one module of the package does not import the others.
 _EXPORTS = {
+    "ExecResult": "process",
+    "UNAVAILABLE": "process",
     "SandboxDisabled": "process",
     "SandboxSettings": "process",
     "execute_hidden_tests": "code_tests",
@@ -28,6 +31,8 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "UNAVAILABLE",
+    "ExecResult",
     "SandboxDisabled",
     "SandboxSettings",
     "execute_hidden_tests",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..labels import CandidateLabel, LabelKey
+from ..repair_candidates import FOREIGN_CANDIDATE, is_foreign, task_entry_point
 from ..trace import Candidate, JsonDict, Trace
 from .process import LAUNCHER, SECCOMP, ExecResult, SandboxDisabled, SandboxSettings, run_program
 
@@ -73,6 +74,16 @@ def hidden_test_program(trace: Trace, code: str, marker: str) -> str | None:
     return None if body is None else _with_marker(body, marker)
 
 
+def reusable(stored: Mapping[str, tuple[bool, str]]) -> dict[str, tuple[bool, str]]:
+    """The stored outcomes a run may reuse: passes and failures, never a failure that was a
+    wall-clock kill (whatever wrote it: such a row says nothing of the program's tests)."""
+    return {
+        k: (passed, detail)
+        for k, (passed, detail) in stored.items()
+        if passed or not detail.startswith(("timeout", WALL_CLOCK))
+    }
+
+
 class ResultStore(Protocol):
     """Where a caller keeps programs' outcomes across runs, by `program_key`: (passed,
     the label's detail) of programs that passed or failed. A run at the wall-clock limit
@@ -111,10 +122,25 @@ def program_key(trace: Trace, code: str, settings: SandboxSettings) -> str | Non
     return None if body is None else _key(_key_head(settings), body)
 
 
+#: The reason a candidate stopped at the wall-clock limit twice is labelled unknown.
+WALL_CLOCK = "wall-clock limit"
+
+
+def stopped_by_wall_clock(result: ExecResult) -> bool:
+    """Whether the run was killed at the sandbox's wall-clock limit (not the CPU limit): the
+    program did not get to finish, which says nothing of its tests on a loaded machine. A
+    program that loops is stopped by the CPU-time limit (a failure); the wall clock
+    (`SandboxSettings.timeout_s`, above ``cpu_s``) stops one that waited or was not given
+    its CPU time."""
+    return result.status == "timeout"
+
+
 def _label(result: ExecResult) -> CandidateLabel:
     passed = result.passed
     if passed is None:  # the sandbox did not run it: unknown, never a failure
         return CandidateLabel(None, "executed", result.detail[:300])
+    if stopped_by_wall_clock(result):  # it did not finish: unknown, never a failure
+        return CandidateLabel(None, "executed", f"{WALL_CLOCK}: {result.detail}"[:300])
     detail = "hidden tests passed" if passed else f"{result.status}: {result.detail}"[:300]
     return CandidateLabel(passed, "executed", detail)
 
@@ -141,8 +167,12 @@ def execute_hidden_tests(
     head = _key_head(settings)
     for t in traces:
         trace = t if isinstance(t, Trace) else Trace.from_events(t)
+        entry = task_entry_point(trace)
         for e in trace.events:
             if not isinstance(e, Candidate):
+                continue
+            if is_foreign(e, entry):  # no round of this loop (`policies.repair_candidates`)
+                stats[FOREIGN_CANDIDATE] += 1
                 continue
             body = _program_body(trace, e.content)
             if body is None:
@@ -152,7 +182,7 @@ def execute_hidden_tests(
             if key not in jobs:
                 jobs[key] = _with_marker(body, marker)
             keys[(trace.trace_id, e.candidate_id)] = key
-    known: dict[str, tuple[bool, str]] = dict(store.get_many(list(jobs))) if store else {}
+    known = reusable(store.get_many(list(jobs))) if store else {}
     to_run = [k for k in jobs if k not in known]
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         ran = dict(
@@ -162,6 +192,9 @@ def execute_hidden_tests(
                 strict=True,
             )
         )
+    # once more, one at a time: the first run may have waited for a busy machine
+    again = [k for k, res in ran.items() if stopped_by_wall_clock(res)]
+    ran.update((k, run_program(jobs[k], settings, marker=marker)) for k in again)
     outcomes: dict[str, tuple[str, CandidateLabel]] = {
         k: ("passed" if passed else "failed", CandidateLabel(passed, "executed", detail))
         for k, (passed, detail) in known.items()
@@ -180,5 +213,7 @@ def execute_hidden_tests(
         stats[status] += 1
         labels[label_key] = lab
     stats["programs run"] = len(ran)
+    if again:
+        stats["retried at the wall-clock limit"] = len(again)
     stats["outcomes reused"] = len(known)
     return labels, dict(stats)

@@ -63,8 +63,10 @@ class SandboxSettings:
     """Limits of one program run (this project's choices; generous for HumanEval/MBPP-sized
     tests, tight enough that a hostile program costs little).
 
-    ``timeout_s``: wall clock, then bubblewrap and the namespace are killed. ``cpu_s``: CPU
-    seconds (RLIMIT_CPU). ``memory_mb``: address space per process (RLIMIT_AS).
+    ``timeout_s``: wall clock, then bubblewrap and the namespace are killed; twice ``cpu_s``,
+    so a program that loops is stopped by the CPU limit (a failure) and the wall clock stops
+    only one that waits or was not given its CPU time (`policies.sandbox.code_tests`: unknown).
+    ``cpu_s``: CPU seconds (RLIMIT_CPU). ``memory_mb``: address space per process (RLIMIT_AS).
     ``file_size_mb``: largest file (RLIMIT_FSIZE). ``scratch_mb``: the scratch tmpfs.
     ``open_files``: RLIMIT_NOFILE. ``max_processes``: RLIMIT_NPROC inside the run's user
     namespace, and a pids cgroup's limit where the worker is root (whom RLIMIT_NPROC does not
@@ -77,7 +79,7 @@ class SandboxSettings:
     programs run on this interpreter (``python`` empty), whose build they are for."""
 
     enabled: bool = False
-    timeout_s: float = 10.0
+    timeout_s: float = 20.0
     cpu_s: int = 10
     memory_mb: int = 1024
     file_size_mb: int = 16

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any, Protocol
 
+from ..vrr.sensitivity import DeltaSensitivity
 from .checklist_metrics import FeedbackRates, dominates, feedback_rates
 from .methods import counted_average_precision, counted_roc_auc
 
@@ -246,7 +247,8 @@ class VrrTable:
 
     Fixed-k is counted without knowing the longest loop: round k of every loop reaching it
     (``reaching``, also ``capped``'s part from those loops), and the last round of each loop by
-    its length n, which ``capped`` counts for every k ≥ n."""
+    its length n, which ``capped`` counts for every k ≥ n. ``delta_sensitivity``: the
+    transitions under other Guard margins (`policies.vrr.sensitivity`)."""
 
     def __init__(self) -> None:
         self.loops = 0
@@ -259,6 +261,7 @@ class VrrTable:
         self.stop_status: Counter[str] = Counter()
         self.saved, self.n_headline = 0, 0
         self.label_sources: Counter[str] = Counter()
+        self.delta = DeltaSensitivity()
 
     def add(self, row: Mapping[str, Any]) -> None:
         rec = row.get("record") or {}
@@ -288,6 +291,7 @@ class VrrTable:
         for s in rec.get("label_sources") or []:
             if s:
                 self.label_sources[str(s)] += 1
+        self.delta.add(rec)
 
     def result(self) -> dict[str, Any]:
         fixed: dict[str, Any] = {}
@@ -311,6 +315,7 @@ class VrrTable:
             "headline": self.headline.to_dict(),
             "mean_rounds_saved": self.saved / self.n_headline if self.n_headline else None,
             "label_sources": dict(self.label_sources),
+            "delta_sensitivity": self.delta.result(),
         }
 
 

@@ -6,7 +6,9 @@
   With n votes per candidate the mixture is identifiable only for n ≥ 3.
 - α, β from labelled transitions (validity before / after one repair), maximum likelihood.
 - Percentile bootstrap intervals (resampling loops, seeded); the draws double as the
-  "bootstrap region" of the sign-identifiability check.
+  "bootstrap region" of the sign-identifiability check. α and β get exact Clopper–Pearson
+  intervals and count as identified only from ``min_evidence`` transitions out of their state
+  (`policies.vrr.evidence`).
 
 numpy is used here because bootstrap refits are the one hot loop that pure Python makes slow.
 """
@@ -23,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..trace import Trace
+from .evidence import MIN_TRANSITIONS, clopper_pearson, not_identified_note, rate_identified
 from .loops import loop_rounds
 from .rule import VrrParams
 
@@ -267,14 +270,18 @@ def calibrate(
     n_boot: int = 200,
     level: float = 0.95,
     seed: int = 0,
+    min_evidence: int = MIN_TRANSITIONS,
 ) -> Calibration:
-    """Point estimates and percentile-bootstrap intervals of (ρ0, ρ1, α, β, prior)."""
+    """Point estimates and intervals of (ρ0, ρ1, α, β, prior): percentile bootstrap, exact
+    Clopper–Pearson for α and β, identified from ``min_evidence`` transitions each
+    (`policies.vrr.evidence`)."""
     return calibrate_columns(
         VoteColumns.from_observations(obs),
         transition_codes(transitions),
         n_boot=n_boot,
         level=level,
         seed=seed,
+        min_evidence=min_evidence,
     )
 
 
@@ -285,11 +292,14 @@ def calibrate_columns(
     n_boot: int = 200,
     level: float = 0.95,
     seed: int = 0,
+    min_evidence: int = MIN_TRANSITIONS,
 ) -> Calibration:
     """`calibrate` of observations as columns and transitions as codes (`transition_codes`)."""
     obs = columns.informative()
     if not len(obs):
-        return _calibrated(_Rows.empty(), codes, n_boot=n_boot, level=level, seed=seed)
+        return _calibrated(
+            _Rows.empty(), codes, n_boot=n_boot, level=level, seed=seed, min_evidence=min_evidence
+        )
     arr, idx = _distinct_rows(obs)
     _, loop_of = np.unique(obs.loop, return_inverse=True)
     loop_of = loop_of.reshape(-1)
@@ -301,7 +311,9 @@ def calibrate_columns(
 
     counts = np.bincount(idx, minlength=len(arr)).astype(np.float64)
     rows = _Rows(arr, counts, len(obs), float(obs.votes.max()), int(loop_of.max()) + 1, weights)
-    return _calibrated(rows, codes, n_boot=n_boot, level=level, seed=seed)
+    return _calibrated(
+        rows, codes, n_boot=n_boot, level=level, seed=seed, min_evidence=min_evidence
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,7 +353,9 @@ def _drawn_counts(rng: np.random.Generator, n: int, minlength: int, pick: Any = 
     return counts
 
 
-def _calibrated(rows: _Rows, codes: Any, *, n_boot: int, level: float, seed: int) -> Calibration:
+def _calibrated(
+    rows: _Rows, codes: Any, *, n_boot: int, level: float, seed: int, min_evidence: int
+) -> Calibration:
     """Point estimates and percentile-bootstrap intervals from a group's rows and transition
     codes (`calibrate_columns`, `VoteTally.calibrate`)."""
     notes: list[str] = []
@@ -366,6 +380,15 @@ def _calibrated(rows: _Rows, codes: Any, *, n_boot: int, level: float, seed: int
         )
     if transitions and counts["00"] + counts["01"] == 0:
         notes.append("alpha not identified: no labelled repair of an invalid candidate")
+    from_invalid, from_valid = counts["00"] + counts["01"], counts["10"] + counts["11"]
+    alpha_ok = rate_identified(from_invalid, min_evidence)
+    beta_ok = rate_identified(from_valid, min_evidence)
+    if from_invalid and not alpha_ok:
+        notes.append(not_identified_note("alpha", from_invalid, "an invalid", min_evidence))
+        alpha = math.nan
+    if from_valid and not beta_ok:
+        notes.append(not_identified_note("beta", from_valid, "a valid", min_evidence))
+        beta = math.nan
     point = VrrParams(em.rho0, em.rho1, alpha, beta, em.prior_first)
     rng = np.random.default_rng(seed)
     samples: list[VrrParams] = []
@@ -388,7 +411,15 @@ def _calibrated(rows: _Rows, codes: Any, *, n_boot: int, level: float, seed: int
                 a_, b_, _ = _rates_of(_drawn_counts(rng, len(codes), 4, codes))
             else:
                 a_, b_ = math.nan, math.nan
-            samples.append(VrrParams(fit.rho0, fit.rho1, a_, b_, fit.prior_first))
+            samples.append(
+                VrrParams(
+                    fit.rho0,
+                    fit.rho1,
+                    a_ if alpha_ok else math.nan,
+                    b_ if beta_ok else math.nan,
+                    fit.prior_first,
+                )
+            )
     tail = (1 - level) / 2
     intervals: dict[str, tuple[float, float]] = {}
     for name in ("rho0", "rho1", "alpha", "beta", "prior"):
@@ -398,6 +429,9 @@ def _calibrated(rows: _Rows, codes: Any, *, n_boot: int, level: float, seed: int
             intervals[name] = (float(np.quantile(vals, tail)), float(np.quantile(vals, 1 - tail)))
         else:
             intervals[name] = (math.nan, math.nan)
+    # α and β: exact intervals of their counts (a bootstrap of a few transitions is [0, 0])
+    intervals["alpha"] = clopper_pearson(counts["01"], from_invalid, level)
+    intervals["beta"] = clopper_pearson(counts["10"], from_valid, level)
     return Calibration(
         point, intervals, tuple(samples), em, counts, rows.n, level, n_boot, seed, notes
     )
@@ -477,11 +511,25 @@ class VoteTally:
     def __len__(self) -> int:
         return self.observations
 
-    def calibrate(self, *, n_boot: int = 200, level: float = 0.95, seed: int = 0) -> Calibration:
+    def calibrate(
+        self,
+        *,
+        n_boot: int = 200,
+        level: float = 0.95,
+        seed: int = 0,
+        min_evidence: int = MIN_TRANSITIONS,
+    ) -> Calibration:
         """`calibrate` of the tallied observations and transitions."""
         codes = np.frombuffer(self._codes, dtype=np.int8) if self._codes else np.empty(0, np.int8)
         if not self._informative:
-            return _calibrated(_Rows.empty(), codes, n_boot=n_boot, level=level, seed=seed)
+            return _calibrated(
+                _Rows.empty(),
+                codes,
+                n_boot=n_boot,
+                level=level,
+                seed=seed,
+                min_evidence=min_evidence,
+            )
         arr = np.array(
             [(a, v, math.nan if lab < 0 else lab, f) for a, v, lab, f in self._rows],
             dtype=np.float64,
@@ -497,7 +545,9 @@ class VoteTally:
 
         counts = np.asarray(self._counts, np.float64)
         rows = _Rows(arr, counts, self._informative, self._max_votes, self._loops, weights)
-        return _calibrated(rows, codes, n_boot=n_boot, level=level, seed=seed)
+        return _calibrated(
+            rows, codes, n_boot=n_boot, level=level, seed=seed, min_evidence=min_evidence
+        )
 
 
 def _counted_rates(codes: Any) -> tuple[float, float, dict[str, int]]:

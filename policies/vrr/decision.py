@@ -56,12 +56,19 @@ def choose_rule(
     if params is not None and not missing:
         stop = stop_rule(rounds, params, settings.tau)
     elif params is not None and missing and set(missing) <= {"alpha", "beta"}:
-        same, k = stop_round_without(rounds, params, missing, settings.tau)
+        bounds = settings.rate_bounds()
+        same, k = stop_round_without(rounds, params, missing, settings.tau, bounds=bounds)
         if same:
             stop = StopResult(k, (), (), ())
+            where = [
+                f"{name} in [{bounds[name][0]:.3f}, {bounds[name][1]:.3f}]"
+                if name in bounds
+                else f"{name} in [0, 1]"
+                for name in missing
+            ]
             grid_note = (
                 f"{', '.join(missing)} not identified; the stop round is the same for every "
-                "value in [0, 1]"
+                f"value of {' and '.join(where)}"
             )
     if settings.mode == "guard":
         return RuleChoice("guard", "guard forced by settings", None, stop)

@@ -3,6 +3,7 @@ importer writes one candidate per repair round and one verification with the vis
 
 from __future__ import annotations
 
+from ..repair_candidates import is_foreign, task_entry_point
 from ..trace import Candidate, Trace, Verification, label_outcome
 from .rule import Round
 
@@ -11,14 +12,17 @@ def loop_rounds(trace: Trace) -> list[Round]:
     """The verify-repair rounds of a trace: candidates in order of ``round`` (then position),
     each with the summed votes of its ``verification`` events (matched by ``candidate_id``,
     else by ``round``). Candidates with no verification have zero votes; a trace with no
-    verification at all is not a verify-repair loop and gives no rounds."""
+    verification at all is not a verify-repair loop and gives no rounds. A foreign candidate
+    (`policies.repair_candidates`: it does not define the task's entry point) is no round."""
     cands: list[Candidate] = []
     acc: dict[str, list[int]] = {}
     by_round: dict[int, list[int]] = {}
+    entry = task_entry_point(trace)
     for e in trace.events:
         te = type(e)
         if te is Candidate:
-            cands.append(e)  # type: ignore[arg-type]
+            if entry is None or not is_foreign(e, entry):  # type: ignore[arg-type]
+                cands.append(e)  # type: ignore[arg-type]
         elif te is Verification:
             assert isinstance(e, Verification)
             if e.candidate_id:

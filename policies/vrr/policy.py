@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..decision import Decision
+from ..repair_candidates import FOREIGN_CANDIDATE, foreign_candidate_ids
 from ..trace import JsonDict, Trace
 from .decision import vrr_decide
 from .loops import loop_rounds, round_label_sources
@@ -36,12 +37,17 @@ class VrrPolicy:
         if not any(r.votes for r in rounds):
             rounds = []  # candidates without a verifier (e.g. pushback answers): not a VRR loop
         d = vrr_decide(rounds, self.settings, self._settings_dict, self._sign_memo)
+        foreign = foreign_candidate_ids(trace)
+        if foreign and not rounds:  # every candidate answers another task: no loop of this one
+            d.reason = d.not_applicable = FOREIGN_CANDIDATE
         record = d.to_dict()
+        record["data_quality"] = {FOREIGN_CANDIDATE: foreign} if foreign else {}
         record["label_sources"] = round_label_sources(trace, rounds)
         record["actor_correct"] = rounds[-1].valid if rounds else None
         shipped = d.shipped_round
         record["guarded_correct"] = rounds[shipped].valid if shipped is not None else None
         record["round_events"] = [r.event_index for r in rounds]
+        record["round_votes"] = [[r.accepts, r.votes] for r in rounds]  # δ sensitivity
         self._last = (trace, record)
         return record
 

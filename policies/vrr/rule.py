@@ -11,9 +11,11 @@ Round 0 is the initial candidate; round k+1's candidate is one repair of round k
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from .evidence import MIN_TRANSITIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +65,19 @@ class VrrSettings:
       Missing parameters never trigger the fallback: the loop is then *not applicable*
       ("parameters not identified: …").
     - ``delta_fraction``: Guard's margin δ scaled to the number of votes, δ(n) = max(1,
-      ⌈fraction·n⌉) (0.6 gives the usual δ = 3 at 5 votes and δ = 1 for a single test);
-      ``delta`` fixes δ instead (then capped at n).
+      ⌈fraction·n⌉): 0.5, a replacement must gain half the votes (δ = 3 at 5 votes, 1 for a
+      single test, 3 at 6 — so a repair passing 3 of 6 tests replaces an incumbent passing
+      none, which 0.6's δ = 4 forbade); ``delta`` fixes δ instead (then capped at n).
     - ``unanimous_replaces``: a round every vote accepts replaces an incumbent that some vote
       rejected, even when the scaled margin cannot be met (with δ = 3 and 4 votes a fully
       passing repair could otherwise never replace a 3/4 incumbent).
     - ``sign_stability``: share of bootstrap draws that must give the point estimate's stop
       round for VRR-Stop to be trusted (else Guard: the sign is not identifiable).
+    - ``min_evidence``: the least number of labelled transitions out of a state for α or β to
+      be identified when the run calibrates them (`policies.vrr.evidence`: 20, why there).
+    - ``rate_lower`` / ``rate_upper``: the exact intervals of α and β from the calibration; a
+      rate that is not identified is searched over its interval instead of [0, 1]
+      (`stop_round_without`).
     - ``beyond_recorded``: when VRR-Stop's gain stays above τ through every recorded round the
       rule would repair further; ``"unknown"`` reports the guarded outcome unknown (needs a live
       continuation), ``"ship_last"`` ships the last recorded round.
@@ -77,14 +85,17 @@ class VrrSettings:
 
     tau: float = 0.0
     j_min: float = 0.1
-    delta_fraction: float = 0.6
+    delta_fraction: float = 0.5
     delta: int | None = None
     unanimous_replaces: bool = True
     sign_stability: float = 0.95
     mode: Literal["auto", "stop", "guard"] = "auto"
     beyond_recorded: Literal["unknown", "ship_last"] = "unknown"
+    min_evidence: int = MIN_TRANSITIONS
     params: VrrParams | None = None
     samples: tuple[VrrParams, ...] = field(default=())
+    rate_lower: VrrParams | None = None  # exact interval of α, β (`policies.vrr.evidence`)
+    rate_upper: VrrParams | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,9 +107,23 @@ class VrrSettings:
             "sign_stability": self.sign_stability,
             "mode": self.mode,
             "beyond_recorded": self.beyond_recorded,
+            "min_evidence": self.min_evidence,
             "params": self.params.to_dict() if self.params else None,
             "n_samples": len(self.samples),
+            "rate_lower": self.rate_lower.to_dict() if self.rate_lower else None,
+            "rate_upper": self.rate_upper.to_dict() if self.rate_upper else None,
         }
+
+    def rate_bounds(self) -> dict[str, tuple[float, float]]:
+        """The exact intervals of α and β the calibration gave, where both ends are known."""
+        out: dict[str, tuple[float, float]] = {}
+        if self.rate_lower is None or self.rate_upper is None:
+            return out
+        for name in ("alpha", "beta"):
+            lo, hi = getattr(self.rate_lower, name), getattr(self.rate_upper, name)
+            if math.isfinite(lo) and math.isfinite(hi) and 0.0 <= lo <= hi <= 1.0:
+                out[name] = (lo, hi)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,18 +307,28 @@ def guard_rule(
 
 
 def stop_round_without(
-    rounds: Sequence[Round], params: VrrParams, missing: Sequence[str], tau: float, steps: int = 21
+    rounds: Sequence[Round],
+    params: VrrParams,
+    missing: Sequence[str],
+    tau: float,
+    steps: int = 21,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
 ) -> tuple[bool, int | None]:
     """Use what is identified: when α and/or β (named in ``missing``) are not identified, try
-    every value on a grid over [0, 1] for each. (True, stop round) when every grid point gives
-    the same stop round (None = repair past the data) — the decision does not depend on the
-    missing parameter; (False, None) when it does. Preconditions: ρ0, ρ1 and the prior are
-    identified; ``missing`` ⊆ {"alpha", "beta"}."""
+    every value on a grid over [0, 1] for each — over its exact interval where ``bounds`` has
+    one (too few transitions to identify the rate still bound it). (True, stop round) when
+    every grid point gives the same stop round (None = repair past the data) — the decision
+    does not depend on the missing parameter; (False, None) when it does. Preconditions: ρ0,
+    ρ1 and the prior are identified; ``missing`` ⊆ {"alpha", "beta"}."""
     if not set(missing) <= {"alpha", "beta"}:
         raise ValueError(f"only alpha and beta can be searched, not {sorted(missing)}")
-    grid = [i / (steps - 1) for i in range(steps)]
-    alphas = grid if "alpha" in missing else [params.alpha]
-    betas = grid if "beta" in missing else [params.beta]
+
+    def grid(name: str) -> list[float]:
+        lo, hi = (bounds or {}).get(name, (0.0, 1.0))
+        return [lo + (hi - lo) * i / (steps - 1) for i in range(steps)]
+
+    alphas = grid("alpha") if "alpha" in missing else [params.alpha]
+    betas = grid("beta") if "beta" in missing else [params.beta]
     seen: set[int | None] = set()
     for a in alphas:
         for b in betas:

@@ -1,5 +1,6 @@
 """The sandbox that labels code candidates (issue 13 §2c): whatever a candidate does ends as
-that candidate's labelled failure, and the calling process (a worker) carries on."""
+that candidate's labelled failure — or, stopped at the wall clock twice, its unknown label —
+and the calling process (a worker) carries on."""
 
 from __future__ import annotations
 
@@ -131,15 +132,17 @@ def test_hostile_candidates_end_as_their_own_labelled_failures(
     got = {cid: labels[("sb", cid)] for cid in bodies}
     assert all(lab.source == "executed" for lab in got.values())
     assert got["correct"].valid is True and got["correct"].detail == "hidden tests passed"
+    # a program stopped at the wall clock twice did not get to finish: unknown, not failed
+    wall = "wall-clock limit: killed at the wall-clock limit"
+    assert got["children"].valid is None and got["children"].detail == wall
     for cid in bodies:
-        if cid != "correct":
+        if cid not in ("correct", "children", "infinite_loop"):
             assert got[cid].valid is False, (cid, got[cid])
-    # whichever limit comes first: 3 CPU seconds, or 4 s of wall clock on a loaded machine
-    assert got["infinite_loop"].detail in (
-        "timeout: killed at the wall-clock limit",
-        "failed: CPU time limit",
+    # whichever limit comes first: 3 CPU seconds, or 4 s of wall clock (twice) on a loaded machine
+    assert (got["infinite_loop"].valid, got["infinite_loop"].detail) in (
+        (None, wall),
+        (False, "failed: CPU time limit"),
     )
-    assert got["children"].detail.startswith("timeout")
     assert "MemoryError" in got["allocate_10gb"].detail
     assert "PermissionError" in got["network"].detail  # the seccomp filter: no socket at all
     assert "No such file or directory" in got["write_outside"].detail  # the host's dirs: absent

@@ -96,10 +96,23 @@ def test_guard_replaces_only_with_margin() -> None:
     assert guard_rule(one_vote, fixed3)[:2] == (1, (0, 1, 1))
 
 
-@pytest.mark.parametrize("votes,delta", [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (8, 5), (10, 6)])
+@pytest.mark.parametrize("votes,delta", [(1, 1), (2, 1), (3, 2), (4, 2), (5, 3), (6, 3), (10, 5)])
 def test_guard_margin_scales_with_the_number_of_votes(votes: int, delta: int) -> None:
     plain = VrrSettings(unanimous_replaces=False)
+    assert guard_margin(votes, 0, plain) == delta  # δ(n) = max(1, ceil(0.5 n)), at most n
+
+
+@pytest.mark.parametrize("votes,delta", [(1, 1), (2, 2), (3, 2), (4, 3), (5, 3), (8, 5), (10, 6)])
+def test_guard_margin_with_a_fraction_of_0_6(votes: int, delta: int) -> None:
+    plain = VrrSettings(unanimous_replaces=False, delta_fraction=0.6)
     assert guard_margin(votes, 0, plain) == delta  # δ(n) = max(1, ceil(0.6 n)), at most n
+
+
+def test_a_repair_passing_half_of_six_tests_replaces_an_incumbent_passing_none() -> None:
+    rounds = [Round(0, 0, 6), Round(1, 3, 6)]
+    assert guard_rule(rounds, VrrSettings(unanimous_replaces=False))[0] == 1  # δ(6) = 3
+    strict = VrrSettings(unanimous_replaces=False, delta_fraction=0.6)  # δ(6) = 4
+    assert guard_rule(rounds, strict)[0] == 0
 
 
 def test_a_fully_passing_repair_can_replace_a_three_of_four_incumbent() -> None:

@@ -158,10 +158,11 @@ def test_tally_calibrates_as_the_observations_to_the_last_bit(monkeypatch):
         obs = observations(seed, 500, 40) + [VoteObservation(0, 0, None, False, 3)]
         rnd = random.Random(seed)
         transitions = [(rnd.random() < 0.4, rnd.random() < 0.6) for _ in range(60)]
-        whole = calibrate(obs, transitions, n_boot=12, seed=seed)
+        # min_evidence=1: the per-loop oracle has no evidence minimum (`policies.vrr.evidence`)
+        whole = calibrate(obs, transitions, n_boot=12, seed=seed, min_evidence=1)
         monkeypatch.setattr(vc, "DRAW_PART", part)
         tally = vc.VoteTally.of_observations(obs, transitions)
-        got = tally.calibrate(n_boot=12, seed=seed)
+        got = tally.calibrate(n_boot=12, seed=seed, min_evidence=1)
         assert len(tally) == len(obs) and got.n_observations == len(obs) - 1
         assert repr(got.to_dict()) == repr(whole.to_dict()) and got.samples == whole.samples
         oracle = per_loop_samples(obs[:-1], transitions, 12, seed)  # with votes only
