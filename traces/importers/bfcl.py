@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from ._call_order import results_follow_calls
 from ._chat import ROLES
 from ._common import (
     Trace,
@@ -361,6 +362,7 @@ def _step(
     trace: Trace, t: int, s: int, output: Any, log: list | None, tool_names: set[str]
 ) -> None:
     spath = f"$.result[{t}][{s}]"
+    start = len(trace.events)
     decoded = handler = None
     tool_outputs: list = []
     extra_log: list = []
@@ -449,7 +451,8 @@ def _step(
                 meta["handler_error"] = handler["error"]
         if extra_log:
             meta["inference_log"] = extra_log
-    # Execution results follow the calls in order (execute_multi_turn_func_call).
+    # The step's calls ran one after another (execute_multi_turn_func_call): the k-th output is
+    # the k-th call's, and each result goes right after its own call.
     for k, content in enumerate(tool_outputs):
         if k < len(calls):
             _result(trace, calls[k]["call_id"], content)
@@ -459,6 +462,9 @@ def _step(
     if log is not None and len(calls) > len(tool_outputs):
         for call in calls[len(tool_outputs) :]:
             trace.flag(call, "tool_call_not_executed", "not_executed", True)
+    if len(calls) > 1:
+        trace.flag(calls[0], "parallel_step", "parallel_calls", len(calls))
+    results_follow_calls(trace.events, start)
 
 
 def _call(
