@@ -51,6 +51,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "vrr.params": PROBABILITY,  # each of rho0, rho1, alpha, beta, prior
     "vrr.samples": PROBABILITY,
     "commit.budget": (1, 100),
+    "commit.short_answer_words": (1, 10_000),
     "commit.extractor.abs_tol": (0.0, 1e6),
     "commit.extractor.rel_tol": (0.0, 1.0),
 }
