@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from ._bfcl_drift import drifted_turns, file_release
 from ._call_order import results_follow_calls
 from ._chat import ROLES
 from ._common import (
@@ -180,7 +181,9 @@ class BFCLImporter:
             report.note_unmapped(
                 "bfcl-eval package data", "not installed: no task, tools or ground truth"
             )
-        model = _model_from_path(stream_name(stream, report))
+        name = stream_name(stream, report)
+        model = _model_from_path(name)
+        release = file_release(name)
 
         def identify(record: Any, line: int) -> tuple[str, str, str]:
             rid = record.get("id") if isinstance(record, dict) else None
@@ -191,7 +194,7 @@ class BFCLImporter:
             stream,
             report,
             identify=identify,
-            build=lambda trace, record: _record(trace, record, tasks, model),
+            build=lambda trace, record: _record(trace, record, tasks, model, release),
         )
 
 
@@ -205,7 +208,9 @@ def _model_from_path(path: str) -> str | None:
     return None
 
 
-def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
+def _record(
+    trace: Trace, record: Any, tasks: dict, model: str | None, release: str | None = None
+) -> None:
     record = require(trace, record, dict, "$", "a BFCL result object")
     rid = require(trace, record.get("id"), str, "$.id", "a test id string")
     if not rid.startswith("multi_turn_"):
@@ -232,6 +237,8 @@ def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
         task={"id": rid, "benchmark": "bfcl-v4", "category": category},
     )
     meta = header.setdefault("meta", {})
+    if release is not None:
+        meta["recorded_release"] = release
     for key in META_KEYS:
         if key in record:
             meta[key] = record[key]
@@ -274,6 +281,8 @@ def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
     turn_logs, states = _split_log(trace, log)
     if states:
         meta["state_log"] = states
+    if task is not None:
+        _check_drift(trace, header, turn_logs, questions, release)
     if log is None:
         trace.report.note_flag("no_inference_log")
     for t, steps in enumerate(result):
@@ -304,6 +313,22 @@ def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
         meta["unmatched_log_turns"] = turn_logs[len(result) :]
         trace.report.note_unmapped("inference_log turns without a result turn", trace.trace_id)
     trace.turn = None
+
+
+def _check_drift(
+    trace: Trace, header: dict, turn_logs: list[dict], questions: list, release: str | None
+) -> None:
+    """Flag a run whose recorded user turns differ from the installed task's (`_bfcl_drift`):
+    its outcome cannot be scored against the installed task."""
+    differ, compared = drifted_turns(turn_logs, questions)
+    if differ:
+        drift = {"turns": differ, "compared": compared, "recorded_release": release}
+        trace.flag(header, "task_differs_from_installed", "task_drift", drift)
+        trace.report.note_unmapped(
+            "tasks that differ from the installed bfcl-eval release", trace.trace_id
+        )
+    elif turn_logs and not compared:
+        trace.report.note_flag("task_version_unverified")
 
 
 def _split_log(trace: Trace, log: list | None) -> tuple[list[dict], list]:
