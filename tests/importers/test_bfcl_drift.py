@@ -51,6 +51,11 @@ def ground_truth_run() -> dict[str, Any]:
     return record
 
 
+def test_same_release_is_not_flagged(ground_truth_run) -> None:
+    events, report = imported(ground_truth_run, name="BFCL_v4_multi_turn_base_result.json")
+    assert "installed_release" not in events[0]["meta"] and not report.flags
+
+
 def test_file_release_from_the_name() -> None:
     assert file_release(V3) == "v3"
     assert file_release("BFCL_v4_multi_turn_miss_func_result.json") == "v4"
@@ -64,6 +69,8 @@ def test_matching_turns_are_scored_against_the_installed_task(ground_truth_run) 
         report.flags
     )
     assert header["meta"]["recorded_release"] == "v3"
+    assert header["meta"]["installed_release"] == "v4"
+    assert report.flags["recorded_release_differs"] == 1
     assert task_drift_reason(Trace.from_events(events).header) is None
     result = audit(events)
     assert result.actor_success is True and result.unknown_reason is None

@@ -105,6 +105,14 @@ def load_tasks() -> dict[str, dict]:
     return tasks
 
 
+@lru_cache(maxsize=1)
+def installed_release() -> str | None:
+    """The release of the installed multi-turn tasks ("v4"), from their file names."""
+    base = package_data_dir()
+    names = sorted(p.name for p in base.glob("BFCL_v*_multi_turn_*.json")) if base else []
+    return file_release(names[-1]) if names else None
+
+
 @cache
 def load_func_docs(class_name: str) -> tuple[dict, ...]:
     base = package_data_dir()
@@ -321,6 +329,11 @@ def _check_drift(
     """Flag a run whose recorded user turns differ from the installed task's (`_bfcl_drift`):
     its outcome cannot be scored against the installed task."""
     differ, compared = drifted_turns(turn_logs, questions)
+    installed = installed_release()
+    if release and installed and release != installed:
+        # Same user turns can still come with another ground truth: said, never hidden.
+        header["meta"]["installed_release"] = installed
+        trace.report.note_flag("recorded_release_differs")
     if differ:
         drift = {"turns": differ, "compared": compared, "recorded_release": release}
         trace.flag(header, "task_differs_from_installed", "task_drift", drift)
