@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ._common import Trace, convert_jsonl, head_lines, require, short
+from ._common import Trace, any_record, convert_jsonl, require, short
 from ._harness import harness_error
 from .base import ImportReport, SourceEvent
 
@@ -37,23 +37,23 @@ TURN_KEYS = frozenset({"turn", "user", "assistant", "judge_identifies_false_pres
 LABEL_KEYS = ("judge_identifies_false_presupposition", "label", "correct")
 
 
+def _is_pushback_record(rec: dict) -> bool:
+    turns = rec.get("turns")
+    return (
+        isinstance(turns, list)
+        and bool(turns)
+        and isinstance(turns[0], dict)
+        and "assistant" in turns[0]
+        and ("question" in rec or "false_presupposition" in rec)
+    )
+
+
 class PushbackImporter:
     name = "pushback"
     label = "Pushback conversations (SYCON-Bench style)"
 
     def sniff(self, head: bytes, filename: str) -> bool:
-        records = head_lines(head, 1)
-        if not records or not isinstance(records[0], dict):
-            return False
-        rec = records[0]
-        turns = rec.get("turns")
-        return (
-            isinstance(turns, list)
-            and bool(turns)
-            and isinstance(turns[0], dict)
-            and "assistant" in turns[0]
-            and ("question" in rec or "false_presupposition" in rec)
-        )
+        return any_record(head, _is_pushback_record)
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
         def identify(record: Any, line: int) -> tuple[str, str, str]:
