@@ -13,6 +13,7 @@ from policies.certificates import CertContext, repeat_after_error
 from policies.facts import TraceFacts
 from policies.tool_profile import build_profile
 from policies.trace import ToolCall, Trace
+from traces.importers.bfcl import load_tasks
 
 from ._helpers import check_invariants, run
 
@@ -31,7 +32,7 @@ def record(with_cd: bool) -> dict[str, Any]:
         if with_cd
         else [WC_ERROR]
     )
-    query = [{"role": "user", "content": "How many lines has final_report.pdf in document?"}]
+    query = load_tasks()["multi_turn_base_0"]["question"][0]  # the installed task's turn
     return {
         "id": "multi_turn_base_0",
         "result": [[[{"wc": WC}], step1, "It has 1 line."]],
@@ -108,3 +109,13 @@ def test_calls_first_order_leaves_the_precondition_unreadable() -> None:
     for i, e in enumerate(reordered):
         e["seq"] = i
     assert repeat_at(reordered, "t0.s1.c1") is None
+
+
+def test_the_audit_keeps_the_successful_retry_and_knows_its_outcome() -> None:
+    from policies import Auditor
+    from policies.env_bfcl import BFCLEnvironment
+
+    evs, _ = imported(with_cd=True)
+    result = Auditor(("twincheck",), environment=BFCLEnvironment()).audit(evs)["twincheck"]
+    assert result.record["triggers"] == 0 and not result.record["accepted"]
+    assert result.actor_success is not None and result.transition == "same"
