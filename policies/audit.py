@@ -12,6 +12,7 @@ from .decision import GuardPolicy
 from .environments.base import Environment
 from .judge_registry import make_judge
 from .judges import Judge
+from .outcome_gaps import outcome_gap
 from .replay import Continuer, replay
 from .result import PolicyResult
 from .settings import policy_settings
@@ -59,12 +60,18 @@ def not_applicable_reason(name: str, summary: Mapping[str, Any]) -> str | None:
 
 
 def unknown_reason(
-    summary: Mapping[str, Any], actor: bool | None, guarded: bool | None, continuation: str
+    summary: Mapping[str, Any],
+    actor: bool | None,
+    guarded: bool | None,
+    continuation: str,
+    gap: str | None = None,
 ) -> str | None:
-    """Why the transition is unknown (None when it is known): the policy's own reason, else
-    which side lacks a label."""
+    """Why the transition is unknown (None when it is known): the trace's own ``gap``
+    (`outcome_gaps`), else the policy's reason, else which side lacks a label."""
     if actor is not None and guarded is not None:
         return None
+    if gap:
+        return gap
     if summary.get("unknown_reason"):
         return str(summary["unknown_reason"])
     if actor is None:
@@ -102,6 +109,7 @@ class Auditor:
     def audit(self, trace: Trace | Sequence[JsonDict]) -> dict[str, PolicyResult]:
         t = trace if isinstance(trace, Trace) else Trace.from_events(trace)
         out: dict[str, PolicyResult] = {}
+        gap = outcome_gap(t)
         for p in self.policies:
             r = replay(t, [p], self.environment, self.continuer)
             summary = p.summary(t, r.decisions)
@@ -115,7 +123,7 @@ class Auditor:
                 guarded, continuation, trajectory = actor, "exact", None
             else:
                 guarded, continuation, trajectory = r.guarded_success, r.continuation, r.trajectory
-            unknown = None if na else unknown_reason(summary, actor, guarded, continuation)
+            unknown = None if na else unknown_reason(summary, actor, guarded, continuation, gap)
             record = dict(summary)
             record["not_applicable"], record["unknown_reason"] = na, unknown
             out[p.name] = PolicyResult(

@@ -54,6 +54,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "vrr.rate_lower": PROBABILITY,
     "vrr.rate_upper": PROBABILITY,
     "commit.budget": (1, 100),
+    "commit.short_answer_words": (1, 10_000),
     "commit.extractor.abs_tol": (0.0, 1e6),
     "commit.extractor.rel_tol": (0.0, 1.0),
 }

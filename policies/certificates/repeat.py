@@ -59,6 +59,17 @@ def success_since(failed: Attempt, facts: TraceFacts) -> Attempt | None:
     return next(a for a in facts.attempts[failed.pos + 1 :] if a.status not in (None, "error"))
 
 
+def pending_since(failed: Attempt, facts: TraceFacts) -> Attempt | None:
+    """Precondition 2 cannot be read: a call made after the failure whose result the prefix
+    does not hold yet (a parallel step written calls first, results after), so whether it
+    succeeded — and changed the state the retry meets — is unknown here. Calls the harness
+    flagged as never executed change nothing and do not count."""
+    for a in facts.attempts[failed.pos + 1 :]:
+        if a.status is None and not a.call.meta.get("not_executed"):
+            return a
+    return None
+
+
 @dataclass(slots=True)
 class Candidate:
     tool: str
@@ -196,6 +207,8 @@ def read_only_tools(trace: Trace, facts: TraceFacts) -> list[ToolSpec]:
 def repeat_after_error(call: ToolCall, ctx: CertContext) -> Hit | None:
     failed = failed_identical(call, ctx.facts)
     if failed is None or success_since(failed, ctx.facts) is not None:
+        return None
+    if pending_since(failed, ctx.facts) is not None:
         return None
     details: dict[str, Any] = {
         "failed_call": failed.call.index,

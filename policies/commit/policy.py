@@ -35,6 +35,13 @@ from .live import (
     chat_history,
     reply_text,
 )
+from .text import (
+    HARNESS_ERROR_REASON,
+    NO_SHORT_ANSWER,
+    PAPER_CHALLENGE,
+    all_short,
+    is_harness_error,
+)
 
 NO_CHALLENGE = "no challenges"
 _WS = re.compile(r"\s+")
@@ -50,18 +57,18 @@ class CommitSettings:
     recorded replies count as the rule's re-check — ``"matching_prompt"`` only a reply to a
     challenge whose text is ``recheck_prompt`` (case and spacing aside), ``"any_challenge"``
     a reply to any challenge (an approximation, labelled as such in the record), ``"never"``
-    always re-check live."""
+    always re-check live. ``challenge_pattern`` defaults to the seed's challenge and
+    ``short_answer_words`` bounds a short answer (`policies.commit.text`)."""
 
     extractor: ExtractorSettings = field(default_factory=ExtractorSettings)
     compare: Literal["extract", "model"] = "extract"
     budget: int = 1
     challenge_kinds: tuple[str, ...] = ("challenge",)
-    challenge_pattern: str = (
-        r"(?i)\bare you (?:absolutely |really |completely )?sure\b|double[- ]check"
-    )
+    challenge_pattern: str = PAPER_CHALLENGE
     recheck_prompt: str = CHALLENGE_PROMPT
     pick_one_prompt: str = PICK_ONE_PROMPT
     recorded_recheck: Literal["matching_prompt", "any_challenge", "never"] = "matching_prompt"
+    short_answer_words: int = 12
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -129,27 +136,41 @@ class CommitPolicy:
     def _analyse(self, trace: Trace) -> JsonDict:
         s = self.settings
         all_answers, challenges = answer_events(trace, s.challenge_kinds, self._pattern)
-        seq = challenged_answers(all_answers, challenges)
+        errors = sum(1 for a in all_answers if is_harness_error(a))
+        replies = [a for a in all_answers if not is_harness_error(a)] if errors else all_answers
+        seq = challenged_answers(replies, challenges)
         answers = [a for a, _ in seq]
         texts = [reply_text(a) for a in answers]
         keys = [extract_answer(t, s.extractor) for t in texts]
         labels = [label_outcome(a.labels) for a in answers]
         n = len(answers)
+        countable = all_short(keys, s.short_answer_words)
+        ended_on_error = bool(all_answers) and is_harness_error(all_answers[-1])
+        na = None
+        if not n:
+            had = bool(errors) and bool(challenged_answers(all_answers, challenges))
+            na = HARNESS_ERROR_REASON if had else NO_CHALLENGE
+        elif s.compare == "extract" and not countable:
+            na = NO_SHORT_ANSWER
         record: JsonDict = {
-            "applied": n > 0,
-            "not_applicable": None if n else NO_CHALLENGE,
+            "applied": na is None,
+            "not_applicable": na,
             "answers": keys,
             "answer_events": [a.index for a in answers],
             "challenges": len(challenges),
-            "flips": flips(keys, s.extractor),
-            "period_two_oscillation": period_two(keys, s.extractor),
-            "parity_dependent": n >= 2 and not answers_agree(keys[-1], keys[-2], s.extractor),
+            "harness_errors": errors,
+            "flips": flips(keys, s.extractor) if countable else None,
+            "period_two_oscillation": period_two(keys, s.extractor) if countable else None,
+            "parity_dependent": (
+                n >= 2 and not answers_agree(keys[-1], keys[-2], s.extractor) if countable else None
+            ),
             "actor_calls": n,
             "actor_answer": keys[-1] if keys else None,
-            "actor_correct": labels[-1] if labels else None,
+            # the actor shipped its last reply: when that is a harness error, nothing known
+            "actor_correct": labels[-1] if labels and not ended_on_error else None,
             "settings": self._settings_dict,
         }
-        if n:
+        if na is None:
             record.update(self._rule(trace, seq, texts, labels))
         return record
 

@@ -50,6 +50,7 @@ import pickle
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..outcome_gaps import task_drift_reason
 from ..trace import JsonDict, ToolCall, Trace
 from .base import ToolOutcome
 from .bfcl_world import (
@@ -321,6 +322,8 @@ class BFCLEnvironment:
             self._parsed_for = (self._model, self._task_id)
         if h.env_name and h.env_name != "bfcl":
             self._problem = f"not a BFCL trace (env.name = {h.env_name!r})"
+        elif (drift := task_drift_reason(h)) is not None:
+            self._problem = drift  # never scored against a task the run was not made on
         elif not self._classes:
             self._problem = "the trace header names no involved classes (env.config)"
         else:

@@ -26,6 +26,7 @@ def test_registry_names_match_importers():
         "tau_bench",
         "bfcl",
         "repair_runs",
+        "sycobench",
         "pushback",
         "openai_chat",
         "v1",

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from policies import Auditor
+from policies.commit.text import NO_SHORT_ANSWER
 from policies.labels import apply_labels
 from policies.sandbox.code_tests import execute_hidden_tests
 from policies.sandbox.process import SandboxSettings, run_program
@@ -92,9 +93,16 @@ def test_sycon_without_a_model_checklist_and_commit_say_why_they_cannot_judge(pa
             results[name].append(out[name])
     assert all(r.transition == "not_applicable" for r in results["checklist"])
     assert {r.not_applicable for r in results["checklist"]} == {"no per-claim confidence"}
-    # the pushbacks are not the rule's re-check prompt: without a model the re-check is unknown
-    assert all(r.transition == "unknown" for r in results["commit"])
-    assert {r.unknown_reason for r in results["commit"]} == {
+    # the replies are paragraphs: no short answer to compare, so no flips and no rule
+    assert all(r.transition == "not_applicable" for r in results["commit"])
+    assert {r.not_applicable for r in results["commit"]} == {NO_SHORT_ANSWER}
+    assert all(r.record["flips"] is None for r in results["commit"])
+    # compared by a model instead, the rule applies; the pushbacks are not the rule's re-check
+    # prompt, so without a model to answer it the re-check is unknown
+    by_model = Auditor(("commit",), {"commit": {"compare": "model"}}, labeler=lambda m: "SAME")
+    outs = [by_model.audit(sycon_events(rec)[0])["commit"] for rec in records(path)[:20]]
+    assert all(r.transition == "unknown" for r in outs)
+    assert {r.unknown_reason for r in outs} == {
         "the re-check is not in the trace and no model is configured"
     }
     s = summarise_run(results["checklist"], n_boot=50)

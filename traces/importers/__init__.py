@@ -16,6 +16,7 @@ from .openai_chat import OpenAIChatImporter
 from .otlp import OTLPImporter
 from .pushback import PushbackImporter
 from .repair_runs import RepairRunsImporter
+from .sycobench import SycoBenchImporter
 from .tau_bench import TauBenchImporter
 from .v1 import V1Importer
 
@@ -28,6 +29,7 @@ _ORDER: list[Importer] = [
     TauBenchImporter(),
     BFCLImporter(),
     RepairRunsImporter(),
+    SycoBenchImporter(),
     PushbackImporter(),
     OpenAIChatImporter(),
     V1Importer(),
@@ -61,6 +63,7 @@ SIGNATURES: dict[str, tuple[frozenset[str], ...]] = {
         frozenset({"name", "solution", "is_solved"}),
     ),
     "pushback": (frozenset({"question", "turns"}),),
+    "sycobench": (frozenset({"conversations"}),),
     "openai_chat": (frozenset({"messages"}),),
     "v1": (frozenset({"trace_id", "type"}),),
     "tau_bench": (frozenset({"task_id", "reward", "info", "traj"}),),

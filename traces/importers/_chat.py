@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._common import Trace, parse_arguments, require, short
+from ._harness import harness_error
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "function_call"})
@@ -131,6 +132,8 @@ def convert_messages(
         if content not in (None, "") or not has_calls:
             event = trace.add("message", role=v1_role)
             event["content"] = text_content(trace, event, content, f"{mpath}.content")
+            if v1_role == "assistant" and (error := harness_error(event["content"])):
+                trace.flag(event, "harness_error", "harness_error", error)
             if role != v1_role:
                 event.setdefault("meta", {})["source_role"] = role
             trace.keep(event, msg, MESSAGE_KEYS, "message")

@@ -293,6 +293,16 @@ def success_from_reward(reward: Any) -> bool | None:
     return reward >= 1 - SUCCESS_EPS
 
 
+#: Records a sniff looks at: a file whose first record is odd (a task the run skipped, a
+#: record without attempts) is still recognised by the records after it.
+SNIFF_RECORDS = 8
+
+
+def any_record(head: bytes, accepts: Callable[[dict], bool], limit: int = SNIFF_RECORDS) -> bool:
+    """Whether any of the first ``limit`` complete JSON-object lines of ``head`` is accepted."""
+    return any(isinstance(r, dict) and accepts(r) for r in head_lines(head, limit))
+
+
 def head_lines(head: bytes, limit: int = 3) -> list[Any]:
     """Parse the first complete lines of a file head as JSON; unparsable lines are skipped."""
     out = []

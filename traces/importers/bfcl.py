@@ -29,6 +29,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from ._bfcl_drift import drifted_turns, file_release
+from ._call_order import results_follow_calls
 from ._chat import ROLES
 from ._common import (
     Trace,
@@ -101,6 +103,14 @@ def load_tasks() -> dict[str, dict]:
                         "ground_truth": answer["ground_truth"],
                     }
     return tasks
+
+
+@lru_cache(maxsize=1)
+def installed_release() -> str | None:
+    """The release of the installed multi-turn tasks ("v4"), from their file names."""
+    base = package_data_dir()
+    names = sorted(p.name for p in base.glob("BFCL_v*_multi_turn_*.json")) if base else []
+    return file_release(names[-1]) if names else None
 
 
 @cache
@@ -179,7 +189,9 @@ class BFCLImporter:
             report.note_unmapped(
                 "bfcl-eval package data", "not installed: no task, tools or ground truth"
             )
-        model = _model_from_path(stream_name(stream, report))
+        name = stream_name(stream, report)
+        model = _model_from_path(name)
+        release = file_release(name)
 
         def identify(record: Any, line: int) -> tuple[str, str, str]:
             rid = record.get("id") if isinstance(record, dict) else None
@@ -190,7 +202,7 @@ class BFCLImporter:
             stream,
             report,
             identify=identify,
-            build=lambda trace, record: _record(trace, record, tasks, model),
+            build=lambda trace, record: _record(trace, record, tasks, model, release),
         )
 
 
@@ -204,7 +216,9 @@ def _model_from_path(path: str) -> str | None:
     return None
 
 
-def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
+def _record(
+    trace: Trace, record: Any, tasks: dict, model: str | None, release: str | None = None
+) -> None:
     record = require(trace, record, dict, "$", "a BFCL result object")
     rid = require(trace, record.get("id"), str, "$.id", "a test id string")
     if not rid.startswith("multi_turn_"):
@@ -231,6 +245,8 @@ def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
         task={"id": rid, "benchmark": "bfcl-v4", "category": category},
     )
     meta = header.setdefault("meta", {})
+    if release is not None:
+        meta["recorded_release"] = release
     for key in META_KEYS:
         if key in record:
             meta[key] = record[key]
@@ -273,6 +289,8 @@ def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
     turn_logs, states = _split_log(trace, log)
     if states:
         meta["state_log"] = states
+    if task is not None:
+        _check_drift(trace, header, turn_logs, questions, release)
     if log is None:
         trace.report.note_flag("no_inference_log")
     for t, steps in enumerate(result):
@@ -303,6 +321,27 @@ def _record(trace: Trace, record: Any, tasks: dict, model: str | None) -> None:
         meta["unmatched_log_turns"] = turn_logs[len(result) :]
         trace.report.note_unmapped("inference_log turns without a result turn", trace.trace_id)
     trace.turn = None
+
+
+def _check_drift(
+    trace: Trace, header: dict, turn_logs: list[dict], questions: list, release: str | None
+) -> None:
+    """Flag a run whose recorded user turns differ from the installed task's (`_bfcl_drift`):
+    its outcome cannot be scored against the installed task."""
+    differ, compared = drifted_turns(turn_logs, questions)
+    installed = installed_release()
+    if release and installed and release != installed:
+        # Same user turns can still come with another ground truth: said, never hidden.
+        header["meta"]["installed_release"] = installed
+        trace.report.note_flag("recorded_release_differs")
+    if differ:
+        drift = {"turns": differ, "compared": compared, "recorded_release": release}
+        trace.flag(header, "task_differs_from_installed", "task_drift", drift)
+        trace.report.note_unmapped(
+            "tasks that differ from the installed bfcl-eval release", trace.trace_id
+        )
+    elif turn_logs and not compared:
+        trace.report.note_flag("task_version_unverified")
 
 
 def _split_log(trace: Trace, log: list | None) -> tuple[list[dict], list]:
@@ -361,6 +400,7 @@ def _step(
     trace: Trace, t: int, s: int, output: Any, log: list | None, tool_names: set[str]
 ) -> None:
     spath = f"$.result[{t}][{s}]"
+    start = len(trace.events)
     decoded = handler = None
     tool_outputs: list = []
     extra_log: list = []
@@ -449,7 +489,8 @@ def _step(
                 meta["handler_error"] = handler["error"]
         if extra_log:
             meta["inference_log"] = extra_log
-    # Execution results follow the calls in order (execute_multi_turn_func_call).
+    # The step's calls ran one after another (execute_multi_turn_func_call): the k-th output is
+    # the k-th call's, and each result goes right after its own call.
     for k, content in enumerate(tool_outputs):
         if k < len(calls):
             _result(trace, calls[k]["call_id"], content)
@@ -459,6 +500,9 @@ def _step(
     if log is not None and len(calls) > len(tool_outputs):
         for call in calls[len(tool_outputs) :]:
             trace.flag(call, "tool_call_not_executed", "not_executed", True)
+    if len(calls) > 1:
+        trace.flag(calls[0], "parallel_step", "parallel_calls", len(calls))
+    results_follow_calls(trace.events, start)
 
 
 def _call(

@@ -8,7 +8,8 @@ Per turn i (0-based, `turn` and candidate `round` = i): the user's text as a `me
 is the question; later turns are pushbacks with `feedback: {kind: "challenge"}` and
 `labels.valid = false` (they defend the false presupposition) — and the model's answer as a
 `candidate` with `labels.correct` from the judge's 0/1 label. Outcome: success = the last
-answer is labelled correct.
+answer is labelled correct. A reply that is the harness's error text (`_harness`) is kept and
+flagged `meta.harness_error`; when the last reply is one, the outcome is unknown.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ._common import Trace, convert_jsonl, head_lines, require, short
+from ._common import Trace, any_record, convert_jsonl, require, short
+from ._harness import harness_error
 from .base import ImportReport, SourceEvent
 
 MAPPED = frozenset(
@@ -35,23 +37,23 @@ TURN_KEYS = frozenset({"turn", "user", "assistant", "judge_identifies_false_pres
 LABEL_KEYS = ("judge_identifies_false_presupposition", "label", "correct")
 
 
+def _is_pushback_record(rec: dict) -> bool:
+    turns = rec.get("turns")
+    return (
+        isinstance(turns, list)
+        and bool(turns)
+        and isinstance(turns[0], dict)
+        and "assistant" in turns[0]
+        and ("question" in rec or "false_presupposition" in rec)
+    )
+
+
 class PushbackImporter:
     name = "pushback"
     label = "Pushback conversations (SYCON-Bench style)"
 
     def sniff(self, head: bytes, filename: str) -> bool:
-        records = head_lines(head, 1)
-        if not records or not isinstance(records[0], dict):
-            return False
-        rec = records[0]
-        turns = rec.get("turns")
-        return (
-            isinstance(turns, list)
-            and bool(turns)
-            and isinstance(turns[0], dict)
-            and "assistant" in turns[0]
-            and ("question" in rec or "false_presupposition" in rec)
-        )
+        return any_record(head, _is_pushback_record)
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
         def identify(record: Any, line: int) -> tuple[str, str, str]:
@@ -135,5 +137,11 @@ def _record(trace: Trace, record: Any) -> None:
             labels={"correct": correct},
         )
         trace.keep(cand, turn, TURN_KEYS, "turn")
+        error = harness_error(answer)
+        if error is not None:
+            trace.flag(cand, "harness_error", "harness_error", error)
         parent = cid
+    if error is not None:  # the conversation ended on an error, not on an answer
+        header["outcome"] = {"success": None, "reward": None}
+        return
     header["outcome"] = {"success": correct, "reward": 1.0 if correct else 0.0}

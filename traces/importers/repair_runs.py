@@ -20,9 +20,9 @@ from typing import Any, BinaryIO
 
 from ._common import (
     Trace,
+    any_record,
     convert_jsonl,
     file_stem,
-    head_lines,
     require,
     short,
     type_name,
@@ -57,23 +57,24 @@ MAPPED = frozenset(
 METHODS = ("ldb", "reflexion", "lats", "self_debug", "selfdebug")
 
 
+def _is_repair_record(record: dict) -> bool:
+    keys = record.keys()
+    if {"implementations", "test_feedback"} <= keys:
+        return True
+    # A final-solution file: the program and its verdict, keyed by task.
+    return (
+        "solution" in keys
+        and bool({"is_solved", "reflections"} & keys)
+        and bool({"task_id", "name"} & keys)
+    )
+
+
 class RepairRunsImporter:
     name = "repair_runs"
     label = "Programming repair runs (LDB / Reflexion / LATS)"
 
     def sniff(self, head: bytes, filename: str) -> bool:
-        records = head_lines(head, 1)
-        if not records or not isinstance(records[0], dict):
-            return False
-        keys = records[0].keys()
-        if {"implementations", "test_feedback"} <= keys:
-            return True
-        # A final-solution file: the program and its verdict, keyed by task.
-        return (
-            "solution" in keys
-            and bool({"is_solved", "reflections"} & keys)
-            and bool({"task_id", "name"} & keys)
-        )
+        return any_record(head, _is_repair_record)
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
         stem = file_stem(stream, report).lower()

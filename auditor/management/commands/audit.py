@@ -1,6 +1,7 @@
 """`python manage.py audit --project NAME [--policies twincheck,checklist,vrr,commit]
 [--set KEY=VALUE ...] [--model-endpoint NAME [--model NAME] [--max-calls N] [--max-tokens N]
-[--uses judge,twin,live,claims,recheck]] [--inline] [--json] [--progress]`
+[--uses judge,twin,live,claims,recheck]] [--execute-code on|off] [--inline] [--json]
+[--progress]`
 
 Keys for --set: `POLICY.SETTING=VALUE` (e.g. `twincheck.min_confidence=0.8`,
 `checklist.schedule=on_demand`), `judge=heuristic|llm|human|recorded` (`openai` = `llm`),
@@ -37,7 +38,7 @@ from auditor.runs.services import (
 from auditor.runs.stats_display import delta_text
 from auditor.runs.summary import audit_run_counts
 from policies import POLICIES
-from traces.models import Project
+from traces.models import ExecutionRefused, Project
 
 
 class Command(BaseCommand):
@@ -69,6 +70,13 @@ class Command(BaseCommand):
         model.add_argument("--max-calls", default="", help="budget: model calls")
         model.add_argument("--max-tokens", default="", help="budget: tokens")
         model.add_argument("--uses", default="", help="comma list: judge,twin,live,claims,recheck")
+        parser.add_argument(
+            "--execute-code",
+            choices=("on", "off"),
+            default=None,
+            help="switch the project's sandboxed execution of code candidates on or off first "
+            "(as the project page does; refused where the project may not execute code)",
+        )
         parser.add_argument("--inline", action="store_true", help="audit here, not in workers")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument(
@@ -84,6 +92,8 @@ class Command(BaseCommand):
         project = Project.objects.filter(name=opts["project"]).first()
         if project is None:
             raise CommandError(f"no project named {opts['project']!r}")
+        if opts["execute_code"] is not None:
+            _switch_execution(project, opts["execute_code"] == "on")
         try:
             per_policy, options = parse_set_options(opts["set"])
             judge = str(options.get("judge", "heuristic"))
@@ -191,6 +201,17 @@ class Command(BaseCommand):
                 self.stdout.write(f"             {delta_text(stats)}")
                 for reason, n in stats["not_applicable_reasons"].items():
                     self.stdout.write(f"             not applicable ({reason}): {n}")
+
+
+def _switch_execution(project: Project, on: bool) -> None:
+    """The project's code-execution switch, through `Project.save`'s own refusal rule."""
+    if project.execute_code_candidates == on:
+        return
+    project.execute_code_candidates = on
+    try:
+        project.save(update_fields=["execute_code_candidates"])
+    except ExecutionRefused as exc:
+        raise CommandError(f"code execution refused: {exc}") from exc
 
 
 def _end_process() -> None:

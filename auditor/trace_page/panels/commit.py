@@ -22,7 +22,7 @@ def commit_panel(
                 "n": k + 1,
                 "event": at[k] if k < len(at) else None,
                 "answer": short(ans, 160),
-                "flip": k > 0 and ans != prev,
+                "flip": k > 0 and ans != prev and record.get("flips") is not None,
                 "committed": k == record.get("commit_index"),
                 "last": k == len(answers) - 1,
             }

@@ -1,0 +1,29 @@
+"""Reasons, read from a trace's header, why its outcome cannot be known at all.
+
+An importer that can tell a recorded run was made on another task than the one the
+environment would score it against says so in the header (BFCL: `meta.task_drift`, the run's
+recorded user turns differ from the installed bfcl-eval task of that id; `meta.task_not_found`,
+the installed release has no task of that id). Such a run's outcome — the actor's and every
+guarded one — is unknown with that reason, never scored against the installed task.
+"""
+
+from __future__ import annotations
+
+from .trace import Trace, TraceHeader
+
+TASK_DRIFT = "task differs from the installed benchmark version"
+TASK_NOT_INSTALLED = "task not in the installed benchmark version"
+
+
+def task_drift_reason(header: TraceHeader) -> str | None:
+    """Why the header's task cannot be scored by the installed benchmark, or None."""
+    if header.meta.get("task_drift"):
+        return TASK_DRIFT
+    if header.meta.get("task_not_found"):
+        return TASK_NOT_INSTALLED
+    return None
+
+
+def outcome_gap(trace: Trace) -> str | None:
+    """Why no outcome of ``trace`` can be known (None when nothing in the header says so)."""
+    return task_drift_reason(trace.header)
