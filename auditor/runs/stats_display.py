@@ -1,4 +1,4 @@
-"""How a policy's Δ and counts are shown (issue 13 §4): one shaping for the run page, the
+"""How a policy's Δ and counts are shown: one shaping for the run page, the
 comparison, the dashboard, `audit --json` and exports, so no surface can show a number the
 others withhold.
 
@@ -128,6 +128,6 @@ def policy_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
     return {
         **d,
         "not_applicable_reasons": dict(s.get("not_applicable") or {}),
-        # a count in summaries written since issue 17, the items themselves before
+        # the queue's length where the summary keeps it, else counted from the queue's items
         "annotation_queue": s.get("annotation_queue_n", len(s.get("annotation_queue") or [])),
     }
