@@ -212,7 +212,7 @@ class Upload(Job):
     )
     failure = models.TextField(blank=True, help_text="why the whole upload failed, if it did")
     report = models.JSONField(default=dict, blank=True, help_text="importer mapping report")
-    # The run this file records (issue 14): what the uploader said, else what the importer read
+    # The run this file records: what the uploader said, else what the importer read
     # from the file. Importers put it into their trace ids, so runs of the same tasks coexist.
     run_model = models.CharField(max_length=200, blank=True)
     run_agent = models.CharField(max_length=200, blank=True)
