@@ -292,8 +292,8 @@ class Event(models.Model):
     """One line of a trace. Append-only: never updated after insert (the payload is the event
     exactly as uploaded, unknown fields included). Hot columns are copies for filtering."""
 
-    # No database-level foreign key: its per-row check at commit cost a fifth of ingest
-    # throughput (bench/ingest.py: 42,500 -> 53,700 events/s without it). Integrity holds by
+    # No database-level foreign key: its per-row check at commit costs a large share of ingest
+    # throughput (bench/ingest.py measures it). Integrity holds by
     # construction — events are written only by traces.store, which inserts their Trace rows in
     # the same transaction and deletes the events of traces it drops — and deletes still
     # cascade through the ORM.
