@@ -259,9 +259,9 @@ def _create_items(run: AuditRun, ids: Sequence[int]) -> None:
                     [run.pk, AuditItem.Status.PENDING, list(ids[start : start + ID_PART])],
                 )
         return
-    for start in range(0, len(ids), 5000):
+    for start in range(0, len(ids), ID_PART):
         AuditItem.objects.bulk_create(
-            [AuditItem(run=run, trace_id=i) for i in ids[start : start + 5000]],
+            [AuditItem(run=run, trace_id=i) for i in ids[start : start + ID_PART]],
             ignore_conflicts=True,
         )
 
