@@ -1,6 +1,6 @@
 """The project's Django app. Its Celery app (`auditor.celery`) loads on first use, not here: every
-process imports this package at Django start, and Celery with kombu is ~80 ms of it that a
-`manage.py` command auditing inline, or a web request that queues nothing, never uses (issue 17).
+process imports this package at Django start, and Celery with kombu is a large share of it that
+a `manage.py` command auditing inline, or a web request that queues nothing, never uses.
 Whatever queues or defines a task loads it first (`common.retrying.retrying_task`, the task
 modules); `celery -A auditor` finds `auditor.celery.app` itself."""
 

@@ -1,4 +1,4 @@
-"""Keep a Celery worker alive when Redis drops with a task in flight (issue 18, point 1).
+"""Keep a Celery worker alive when Redis drops with a task in flight.
 
 The fault, in the installed celery 5.7.0 / kombu 5.7.0 (the newest on the index; no release
 fixes it): on a lost connection the consumer's `on_connection_error_after_connected` first calls

@@ -16,8 +16,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
 def _survive_broker_loss(**_: object) -> None:
     """Before the worker's consumer connects: a Redis outage must not kill the worker
     (auditor/broker_patch.py). Only workers consume, so only they load the patch — it imports
-    redis and kombu's Redis transport, a tenth of every other process's start (manage.py
-    commands, the web tier), issue 17."""
+    redis and kombu's Redis transport, a noticeable share of every other process's start
+    (manage.py commands, the web tier)."""
     broker_patch.install()
 
 

@@ -37,8 +37,8 @@ def tune_switch_interval() -> None:
     """Hand the interpreter lock between threads every TA_SWITCH_INTERVAL_MS (Python's own: 5
     ms). An audit's reading and writing threads (auditor.runs.lanes) wake from the database
     and then wait for the lock the auditing thread holds; at 5 ms a batch's write, a handful
-    of such hand-overs, came back later than the next batch's audit (bench: the auditing thread
-    waited 1.3-1.6 s on writes per 4,000 traces, 1.0 s at 1 ms; chunks 0.90x the time)."""
+    of such hand-overs, comes back later than the next batch's audit, and the auditing thread
+    waits for it (bench/audit.py measures the difference)."""
     ms = settings.TA_SWITCH_INTERVAL_MS
     if ms:
         sys.setswitchinterval(ms / 1000)
@@ -49,8 +49,8 @@ def tune_gc() -> None:
     that live as long as the process) out of the cyclic collector's view, and collect young
     objects less often (TA_GC_THRESHOLDS). An audit allocates a batch's events and results by
     the hundred thousand and frees them by reference counting; with Python's thresholds the
-    collector ran every 700 of them and traversed the whole heap again and again: a tenth to a
-    fifth of an audit's CPU time (issue 17, bench/audit.py). Cyclic garbage, which reference
+    collector runs every 700 of them and traverses the whole heap again and again, a large
+    share of an audit's CPU time (bench/audit.py). Cyclic garbage, which reference
     counting misses, still goes, at most a few tens of thousands of objects later."""
     raw = settings.TA_GC_THRESHOLDS
     if not raw:
@@ -64,8 +64,8 @@ def tune_gc() -> None:
             f"TA_GC_THRESHOLDS={','.join(raw)}: expected three positive integers, e.g. 20000,50,100"
         ) from None
     # What start-up left as garbage in the young generations is freed, not frozen. Not a full
-    # collection: after Django start it traversed ~70,000 objects to free ~40 (13-27 ms, a
-    # twentieth of a 200-trace `manage.py audit --inline`); those few stay, frozen.
+    # collection: after Django start it traverses tens of thousands of objects to free a few
+    # dozen, a noticeable share of a short `manage.py audit --inline`; those few stay, frozen.
     gc.collect(1)
     gc.freeze()
     gc.set_threshold(*thresholds)

@@ -1,5 +1,5 @@
 """The login page with failure limits per client address and per account (common/throttle.py):
-429 with Retry-After once either is locked, before the password is hashed (~0.7 s of CPU)."""
+429 with Retry-After once either is locked, before the password is hashed (deliberately costly)."""
 
 from __future__ import annotations
 

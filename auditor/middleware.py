@@ -41,7 +41,7 @@ ANONYMOUS_MULTIPART_BYTES = 64 * 1024
 
 
 class BodyGateMiddleware:
-    """Decides on a request body before a byte of it is read (issue 18, point 5).
+    """Decides on a request body before a byte of it is read.
 
     - A declared length over the upload limit: 413, whoever asks.
     - A multipart body over 64 KiB, a body over DATA_UPLOAD_MAX_MEMORY_SIZE, or one of no

@@ -145,7 +145,7 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A broker outage of any length is waited out: the default (100 retries) ends the worker after a
-# long outage, and then queued work waits for someone to restart it (issue 18).
+# long outage, and then queued work waits for someone to restart it.
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # On a lost connection a running task is left to finish, not cancelled: its work is kept, and a

@@ -35,8 +35,8 @@ def resume_stale_work() -> dict:
 
 @worker_process_init.connect
 def _prepare_process(**kwargs):  # type: ignore[no-untyped-def]
-    # What a run's start would load on first use — the VRR calibration and numpy, ~80 ms of a
-    # 4,000-trace run's start in a fresh worker (py-spy) — loaded with the pool process, before
+    # What a run's start would load on first use — the VRR calibration and numpy, a noticeable
+    # share of a run's start in a fresh worker — loaded with the pool process, before
     # tune_gc freezes what start made. The inline CLI keeps loading it only when it calibrates.
     import policies.vrr.calibration  # noqa: F401
     from auditor.limits import prepare_audit_process

@@ -17,7 +17,7 @@ Ingests N synthetic 50-event traces (the policies benchmark's mix), then:
 With `--llm` (instead of the 1 → 2 scaling): one worker process, three runs of all four
 policies — no model (heuristic judge); the ``llm`` judge against the scripted server of
 tests/fakes (cache cold: every call made and stored in the database cache); the same again,
-every call a cache hit (0 HTTP requests, asserted). Issue 12: the cache-hit path must add
+every call a cache hit (0 HTTP requests, asserted). The target: the cache-hit path adds
 < 10 % to the audit's wall time; the ratio is printed.
 """
 
@@ -135,7 +135,7 @@ def main() -> None:
         up = upload_process(upload_id=up.pk)
         assert up.traces_accepted == len(part), up.errors[:3]
         # The search index, here and now: its queued task would otherwise run on the first
-        # worker below, inside the timed audit (it made the 1-process figure ~2x too slow).
+        # worker below, inside the timed audit (and slow the 1-process figure down).
         index_upload(up.pk)
     redis_lib.Redis.from_url(os.environ["CELERY_BROKER_URL"]).flushdb()
     # Fresh statistics, as autovacuum would have them shortly after a large ingest (earlier
@@ -190,7 +190,7 @@ def main() -> None:
                 )
                 rates[concurrency] = max(rates.get(concurrency, 0.0), rate)
                 # the baseline from the first process count's runs, whichever it is (with
-                # `--processes 2` alone it was never measured: a division by zero)
+                # `--processes 2` alone, a baseline fixed at 1 process is never measured)
                 if concurrency == args.processes[0]:
                     calibrated = max(calibrated, calibrated_rate(run, ids, events))
                     if attempt == 0:
@@ -444,7 +444,7 @@ def llm_comparison(project, n: int) -> None:  # type: ignore[no-untyped-def]
     print(f"llm judge, all {usage.cache_hits} calls cache hits, best of 3: {hits:7.2f} s")
     print(f"  all runs: no model {[round(x, 2) for x in offline_s]}")
     print(f"  all runs: cache hits {[round(x, 2) for x in hits_s]}")
-    print(f"cache-hit path / no model wall time: {hits / offline:.3f} (issue 12: < 1.10)")
+    print(f"cache-hit path / no model wall time: {hits / offline:.3f} (target: < 1.10)")
     # The same comparison in this process (inline runs), by CPU time: what the cache-hit path
     # costs the auditing process itself, whatever else the shared machine is doing.
     cpu: dict[str, list[float]] = {"no model": [], "cache hits": []}

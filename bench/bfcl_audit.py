@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """BFCL TwinCheck audit against the bare bfcl-eval multi-turn checker on the same 200 traces
-(issue 17: ≤ 1.5x, in-process and as whole commands), both measured in the same run.
+(target: ≤ 1.5x, in-process and as whole commands), both measured in the same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/trace_auditor_bench \\
         .venv/bin/python bench/bfcl_audit.py [--traces 200] [--repeat 3] [--results DIR]

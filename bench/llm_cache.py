@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""What the model cache's hit path adds to an audit (issue 12: < 10 % of an audit's wall time).
+"""What the model cache's hit path adds to an audit (target: < 10 % of an audit's wall time).
 
     .venv/bin/python bench/llm_cache.py [--traces 4000] [--events 50]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The checklist, VRR and commit audits on real pushback and repair-loop runs (issue 13).
+"""The checklist, VRR and commit audits on real pushback and repair-loop runs.
 
     .venv/bin/python bench/real_loops_pushback.py [--data ../shared/data] [--execute]
         [--n-boot 500] [--limit N] [--json OUT] [--only NAME]

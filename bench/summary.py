@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The run summary alone (issue 17): seconds and peak memory of `audit_run_summary` on a
+"""The run summary alone: seconds and peak memory of `audit_run_summary` on a
 finished run of N traces, each measurement in a fresh process, optionally beside an earlier
 commit's code on the same run (alternated, best of --repeat; the two summaries must be
 byte-identical).
@@ -9,7 +9,7 @@ byte-identical).
 
 The run: bench/audit.py's trace mix (50 events each), all four policies, audited inline once in
 a project named ``bench-summary-N`` that is kept, so later calls (and other commits) reuse it —
-ingest and audit take ~20 min at 10⁵ traces. Memory is the process's peak RSS (VmHWM) over its
+ingest and audit of a large run take many minutes. Memory is the process's peak RSS (VmHWM) over its
 RSS just before the call, with Django, numpy and the policies already imported; with
 ``--tracemalloc``, also the peak of Python allocations in a separate pass (slower).
 """

@@ -79,8 +79,8 @@ def after_for_page(qs, page: int) -> int | None:  # type: ignore[no-untyped-def]
 
 def timed_pair(client, urls: tuple[str, str], repeat: int, **headers) -> list[list[float]]:  # type: ignore[no-untyped-def]
     """Both pages requested in turn, `repeat` times each: a shared machine's load drifts over
-    seconds, and timing one page's requests after the other's put that drift into the ratio
-    (page 1,000 measured 1.42-1.54x of page 1 that way while doing no more work)."""
+    seconds, and timing one page's requests after the other's puts that drift into the ratio
+    (page 1,000 then measures slower than page 1 while doing no more work)."""
     times: list[list[float]] = [[], []]
     for i in range(repeat + 2):
         for k, url in enumerate(urls if i % 2 else urls[::-1]):

@@ -9,8 +9,8 @@ Creates the database's schema (migrate), then (once; reused by later runs) a pro
 traces written straight to the tables — N and 10 events, alternating tool calls and results —
 each with an audit run whose TwinCheck result replaces the middle call, so the page renders the
 timeline, the side-by-side and the panels. Times the page in-process through Django's test client
-(routing, middleware, queries, template: the server's whole work for a request). Was a printed,
-never-asserted test (tests/ui/test_trace_page.py); timing belongs here.
+(routing, middleware, queries, template: the server's whole work for a request). Timing belongs
+here, not in tests/ui/test_trace_page.py, which asserts what the page shows.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Output hygiene for agent-controlled strings: CSV cells a spreadsheet would run as formulas,
-and file names that reach headers and storage paths (issue 18, points 3 and 6)."""
+and file names that reach headers and storage paths."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Failure counting and lockout for authentication (issue 18, point 4): password logins and
+"""Failure counting and lockout for authentication: password logins and
 bearer tokens. Counters live in the default cache, which settings point at Redis (or files on
 one machine), so every gunicorn worker and every web container sees the same counts.
 

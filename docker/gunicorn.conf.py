@@ -1,8 +1,8 @@
 """gunicorn settings of the web tier (docker/entrypoint.sh; tests/integration/test_web_server.py
 runs the same file). Each value can be overridden by the environment variable named.
 
-Slow clients (issue 18, point 2): with sync workers one client trickling an upload at 1 byte/s
-held a whole worker, and four of them took the login page down. gthread workers serve each
+Slow clients: with sync workers one client trickling an upload at 1 byte/s holds a whole
+worker, and a handful of them take the login page down. gthread workers serve each
 connection on a thread of a pool, and an idle keep-alive connection waits in the poller, not on a
 thread; in docker/compose.yml nginx sits in front and buffers whole request bodies before a
 worker sees them, so a slow upload costs nginx a buffer, not a thread here.

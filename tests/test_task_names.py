@@ -3,7 +3,12 @@ queue routes in settings, find a task by name. Moving a module must not rename a
 
 from __future__ import annotations
 
+import pytest
 
+
+# Loading the task modules runs Celery's Django fix-up, whose system checks ask a SQLite database
+# whether it supports JSON: a query.
+@pytest.mark.django_db
 def test_task_names_and_their_queues_are_stable():
     from auditor.celery import app
 

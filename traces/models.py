@@ -212,7 +212,7 @@ class Upload(Job):
     )
     failure = models.TextField(blank=True, help_text="why the whole upload failed, if it did")
     report = models.JSONField(default=dict, blank=True, help_text="importer mapping report")
-    # The run this file records (issue 14): what the uploader said, else what the importer read
+    # The run this file records: what the uploader said, else what the importer read
     # from the file. Importers put it into their trace ids, so runs of the same tasks coexist.
     run_model = models.CharField(max_length=200, blank=True)
     run_agent = models.CharField(max_length=200, blank=True)
@@ -292,8 +292,8 @@ class Event(models.Model):
     """One line of a trace. Append-only: never updated after insert (the payload is the event
     exactly as uploaded, unknown fields included). Hot columns are copies for filtering."""
 
-    # No database-level foreign key: its per-row check at commit cost a fifth of ingest
-    # throughput (bench/ingest.py: 42,500 -> 53,700 events/s without it). Integrity holds by
+    # No database-level foreign key: its per-row check at commit costs a large share of ingest
+    # throughput (bench/ingest.py measures it). Integrity holds by
     # construction — events are written only by traces.store, which inserts their Trace rows in
     # the same transaction and deletes the events of traces it drops — and deletes still
     # cascade through the ORM.

@@ -105,8 +105,8 @@ class _GzipGuard(io.RawIOBase):
 
     def _consumed(self) -> int:
         """Compressed bytes the output came from. Not the bytes read: one 1 MiB read of
-        compressed newlines holds gigabytes, and judged against the whole read the ratio fired
-        only after ~100 MiB of output (22 s of a worker splitting empty lines)."""
+        compressed newlines holds gigabytes, and judged against the whole read the ratio would
+        fire only after a worker had spent many seconds splitting empty lines."""
         return max(1, self._in - len(self._z.unconsumed_tail))
 
     def _check(self) -> None:

@@ -1,5 +1,5 @@
 """The run an upload records — model, agent (method), benchmark, label — and the trace ids that
-name it (issue 14).
+name it.
 
 Importers derive trace ids from the task alone (`repair:HumanEval/45`), so a second model's run
 of the same tasks would collide with the first in one project. The ingest therefore puts the run

@@ -2,8 +2,8 @@
 
 PostgreSQL: a search table `traces_eventsearch` (event, trace, tsvector of the event's JSON
 text, GIN-indexed), filled by a task after each upload is done — not an index on the events
-table, whose per-row tsvector made every ingest five times slower (bench/ingest.py: 41,000 →
-7,600 events/s). So an upload is searchable a moment after it becomes visible. Queried with
+table, whose per-row tsvector would make every ingest several times slower (bench/ingest.py
+measures ingest). So an upload is searchable a moment after it becomes visible. Queried with
 `plainto_tsquery('simple', …)`: all words of the query must occur in one event. The 'simple'
 configuration does not stem, so identifiers, tool names and error strings match as written
 (case-folded). The text is cut at N characters because a tsvector is limited to 1 MB; words

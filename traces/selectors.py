@@ -89,7 +89,7 @@ def event_list(*, trace: Trace) -> QuerySet[Event]:
 
 
 #: Events sent per row by `load_events`: a row per event spent more of a worker's time in
-#: psycopg's and this loop's per-row work than in decoding (issue 17), a row per trace could
+#: psycopg's and this loop's per-row work than in decoding; a row per trace could
 #: exceed PostgreSQL's 1 GB text limit. 16 stays under it up to 64 MB per event's text, twice the
 #: default line limit (TA_MAX_LINE_BYTES).
 EVENTS_PER_ROW = 16
@@ -113,7 +113,7 @@ def load_events(trace_ids: Sequence[int]) -> dict[int, list[dict]]:
                 [list(trace_ids)],
             )
             # Row by row, not fetchall(): each text is dropped once decoded, instead of every
-            # text of the batch living beside its decoded copy (a BFCL batch: ~20 MB).
+            # text of the batch living beside its decoded copy (megabytes for a BFCL batch).
             for trace_id, payloads in cur:
                 out[trace_id].extend(orjson.loads(payloads))
             return out
@@ -132,7 +132,7 @@ def analyze_if_never_analyzed() -> bool:
     """ANALYZE the trace and event tables if PostgreSQL has never gathered their statistics (a
     new database, the first ingest, autovacuum not round yet): the planner then knows nothing
     of them and reads `load_events`' few traces with a parallel scan of every event — seconds
-    per batch, minutes per run at 10⁵ traces — instead of the (trace, seq) index. Autovacuum
+    per batch, minutes for a large run — instead of the (trace, seq) index. Autovacuum
     keeps them fresh afterwards. Returns whether it analyzed."""
     if connection.vendor != "postgresql":
         return False

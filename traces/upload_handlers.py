@@ -1,4 +1,4 @@
-"""Stops a multipart upload at the size limit while it streams in (issue 18, point 5)."""
+"""Stops a multipart upload at the size limit while it streams in."""
 
 from __future__ import annotations
 

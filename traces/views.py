@@ -206,7 +206,7 @@ def _audit_url(upload: Upload) -> str | None:
 def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
     """The error report as a download: JSON (default) or CSV."""
     upload = selectors.upload_get(user=request.user, upload_id=pk)
-    # Names stored before uploads were cleaned may still hold CR/LF or quotes.
+    # Cleaned again: a stored name may hold CR/LF or quotes, which a header must not.
     stem = Path(clean_filename(upload.filename)).stem
     if request.GET.get("format") == "csv":
         buf = io.StringIO()

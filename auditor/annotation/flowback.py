@@ -36,7 +36,7 @@ def flow_back(item: AnnotationItem) -> None:
     if machine_guarded is not None:
         if machine_actor is not None or (item.payload or {}).get("needs") != "actor outcome":
             return  # only unknown outcomes are the human's to decide
-        # the item asked about the actor's own trajectory (issue 13: every unknown is queued)
+        # the item asked about the actor's own trajectory (every unknown is queued)
         actor, guarded, human_actor, human_guarded = human, machine_guarded, human, machine_guarded
     elif actor is None and result.continuation == "exact":
         # guarded = actor trajectory: the verdict on one is the verdict on the other
@@ -58,7 +58,7 @@ def flow_back(item: AnnotationItem) -> None:
 
 def revert_flow_back(item: AnnotationItem) -> None:
     if item.kind == "pair":
-        pair_flow_back(item)  # the item is no longer settled: replay without its verdicts
+        pair_flow_back(item)  # the item is unsettled: replay without its verdicts
         return
     override = ResultOverride.objects.filter(item=item).select_related("result").first()
     if override is None:

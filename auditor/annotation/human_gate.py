@@ -1,4 +1,4 @@
-"""TwinCheck's human gate (issue 11 item 3): blind pairwise verdicts from annotation become the
+"""TwinCheck's human gate: blind pairwise verdicts from annotation become the
 judge of a re-replay of the trace, so a replacement is applied only when the verdicts meet the
 paper's gate (in both orders: the twin preferred, the actor's call fatal, the twin's not,
 confidence and margin over the run's thresholds).

@@ -1,4 +1,4 @@
-"""Human annotation: queues, items, verdicts (issue 7, SPEC §5.5 and §6 "Annotation").
+"""Human annotation: queues, items, verdicts (SPEC §5.5 and §6 "Annotation").
 
 A queue belongs to one audit run and holds items that need a human verdict. An item is one
 question about one audit result (the guarded outcome, one TwinCheck actor-vs-twin pair, one

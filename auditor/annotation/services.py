@@ -1,4 +1,4 @@
-"""Human annotation services (issue 7; SPEC §5.5, §6 "Annotation"): build queues from an audit
+"""Human annotation services (SPEC §5.5, §6 "Annotation"): build queues from an audit
 run, assign items with a lease, record verdicts (blind A/B for pairs), skip and undo, and
 adjudicate. A settled item's verdict flows back into the run (`flowback`); what the pages read
 is in `selectors` and `display`, the verdict schema in `schema`.
@@ -99,8 +99,7 @@ def _candidate_items(
     for r in results.only("id", "trace_id", "policy", *DECISION_FIELDS).iterator(chunk_size=500):
         rec = r.record if isinstance(r.record, dict) else {}
         # Which outcome a human must supply and why (policies.stats.report.annotation_queue): every
-        # unknown transition, whichever side is unknown (issue 13: an unknown "keep" is no
-        # "same").
+        # unknown transition, whichever side is unknown (an unknown "keep" is no "same").
         [unknown] = annotation_queue(
             [{"trace_id": r.trace_id, **{f: getattr(r, f) for f in DECISION_FIELDS}}]
         ) or [None]

@@ -1,4 +1,4 @@
-"""Dataset exports: immutable snapshots with a manifest (issue 7, SPEC §6 "Export").
+"""Dataset exports: immutable snapshots with a manifest (SPEC §6 "Export").
 
 An export is asked for (filters + format), built once by a worker into a file kept through
 Django's storage API, and never changed afterwards: rebuilding is a new export. The builder

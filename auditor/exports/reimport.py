@@ -1,5 +1,5 @@
-"""An uploaded JSONL export's decisions and human verdicts, re-created in the target project
-(issue 14), when the upload asks for it (`Upload.with_annotations`).
+"""An uploaded JSONL export's decisions and human verdicts, re-created in the target project,
+when the upload asks for it (`Upload.with_annotations`).
 
 traces stores the traces and events (its `ta_export` importer) and sends `upload_done`; this
 receiver reads the same file again and re-creates, per source audit run, an audit run marked

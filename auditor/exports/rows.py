@@ -45,7 +45,7 @@ def trace_header(t: dict) -> dict:
         "benchmark": t["benchmark"],
         "category": t["category"],
         "task_id": t["task_id"],
-        # The run the trace came from (issue 14); the model and agent columns above name it too.
+        # The run the trace came from; the model and agent columns above name it too.
         "run_label": t.get("run_label", ""),
         # The outcome the uploaded file recorded, said so: the audited actor outcome is each
         # decision's `actor_success` (one meaning per word, as on the trace page and the list).

@@ -103,7 +103,7 @@ def export_filters_clean(*, project: Project, filters: Mapping[str, Any] | None)
 def export_create(
     *,
     project: Project,
-    format: str,  # noqa: A002 — the issue's word for it
+    format: str,  # noqa: A002 — the SPEC's word for it
     filters: Mapping[str, Any] | None = None,
     user=None,  # type: ignore[no-untyped-def]
     enqueue: bool = True,

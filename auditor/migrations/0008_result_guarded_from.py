@@ -1,4 +1,4 @@
-# Guarded trajectories stored as the suffix from their divergence (issue 17). Rows already
+# Guarded trajectories stored as the suffix from their divergence. Rows already
 # stored keep their full copy with guarded_from NULL, which auditor.runs.trajectory reads as is.
 
 from django.db import migrations, models

@@ -1,7 +1,7 @@
-# The results' jsonb columns compressed with lz4 instead of PostgreSQL's default pglz (issue 17).
-# A run's COPY of its results spent about a third of the server's time compressing records
-# (16,000 records, 53 MB of text: 1.8-2.0 s with pglz, 1.1-1.4 s with lz4; 7 % more bytes on
-# disk), and on a machine whose cores the workers share with the database that time is theirs.
+# The results' jsonb columns compressed with lz4 instead of PostgreSQL's default pglz.
+# A run's COPY of its results spends a large share of the server's time compressing records
+# (lz4 takes markedly less of it than pglz, for a few more bytes on disk), and on a machine
+# whose cores the workers share with the database that time is theirs.
 # Rows already stored keep their compression; new ones take lz4. Skipped where the server has
 # no lz4 (built without it, or older than PostgreSQL 14) and on other databases.
 

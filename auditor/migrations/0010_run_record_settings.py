@@ -1,5 +1,5 @@
 # A run's decision records name their settings by content key, and the run holds each distinct
-# settings dict once (auditor.runs.record_settings, issue 17). Rows stored before keep their
+# settings dict once (auditor.runs.record_settings). Rows stored before keep their
 # settings inline and are read as they are: no data migration.
 
 from django.db import migrations, models

@@ -1,4 +1,4 @@
-# The results' index on run_id alone dropped (issue 17): result_unique (run, trace, policy) and
+# The results' index on run_id alone dropped: result_unique (run, trace, policy) and
 # result_run_transition (run, policy, transition) both lead with the run, so the planner reads a
 # run's results through them, and every result written paid for a third copy of its run id.
 

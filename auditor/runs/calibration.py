@@ -32,9 +32,9 @@ from policies.vrr.evidence import MIN_TRANSITIONS
 from traces.models import Event, Trace
 from traces.selectors import load_events
 
-# policies.vrr.calibration (and numpy under it, ~40 ms) is imported where a group is calibrated,
-# not here: every process imports this module at Django start (runs.work, the apps' signal
-# receivers), and only runs whose traces hold verification votes use it.
+# policies.vrr.calibration (and numpy under it, slow to import) is imported where a group is
+# calibrated, not here: every process imports this module at Django start (runs.work, the apps'
+# signal receivers), and only runs whose traces hold verification votes use it.
 
 # Why α and β are missing when the project does not execute code: the loops' records label only
 # their final candidate, so no labelled transition exists to estimate them from.
@@ -43,8 +43,8 @@ NO_EXECUTION_LABELS = "no execution labels"
 
 def executes_code(run: AuditRun) -> bool:
     """Whether the run's start executes code candidates: the project's switch is on and the
-    project may have it (`Project.execution_refusal`: checked again here, so a creator no longer
-    staff or a changed operator setting stops execution at the next run)."""
+    project may have it (`Project.execution_refusal`: checked again here, so a creator who has
+    left the staff or a changed operator setting stops execution at the next run)."""
     project = run.project
     return bool(project.execute_code_candidates) and project.execution_refusal is None
 
@@ -125,10 +125,10 @@ def _has_hidden_tests(events: list[dict]) -> bool:
 class Group:
     """One (model, verifier) group's calibration input, read a part of the run at a time: what
     the calibration reads of its vote observations and transitions (a `VoteTally`: distinct
-    rows, loop shapes, a byte per transition), not its traces' events — at 10⁵ traces those
-    held the start's worker at 1.3 GB — nor each observation: as objects they were
-    +115 MB at 10⁵ traces, as columns ~30 MB and as much again to sort them at calibration.
-    The events are kept only to execute candidates."""
+    rows, loop shapes, a byte per transition), not its traces' events — holding those grows
+    the start's worker with the run's size — nor each observation, as objects or as columns
+    (which also need as much again to sort them at calibration). The events are kept only to
+    execute candidates."""
 
     def __init__(self) -> None:
         from policies.vrr.calibration import VoteTally
@@ -148,7 +148,7 @@ class Group:
 
 
 #: Traces whose events are read (and tallied) at a time: a part's events are the calibration's
-#: peak; 500 held ~15 MB of them, and the heap they left behind stayed with the worker.
+#: peak, and the heap a larger part leaves behind stays with the worker.
 CALIBRATION_PART = 100
 
 
@@ -163,10 +163,11 @@ ID_PART = 10_000
 
 def traces_with_votes(trace_ids: Sequence[int]) -> list[int]:
     """The traces among `trace_ids` that hold a verification event, in trace order: the
-    bootstrap resamples loops by their index in the group, and an unordered DISTINCT came back
-    in another order once the plan changed (10⁵ traces). On PostgreSQL the ids go as array
-    parameters of ID_PART: as the ORM's ``IN`` list of 10⁵ placeholders they took the start's
-    worker 96 MB over its size for the moment of the query, as one array 13 MB."""
+    bootstrap resamples loops by their index in the group, and an unordered DISTINCT comes back
+    in another order when the plan changes (as it does for large runs). On PostgreSQL the ids
+    go as array parameters of ID_PART: the ORM's ``IN`` list of one placeholder per id grows
+    the start's worker with the run's size for the moment of the query, far more than an
+    array does."""
     if connection.vendor != "postgresql":
         return list(
             Event.objects.filter(trace_id__in=trace_ids, type="verification")
@@ -187,8 +188,8 @@ def traces_with_votes(trace_ids: Sequence[int]) -> list[int]:
 
 
 def _part_input(part: Sequence[int]) -> tuple[dict[int, str], dict[int, list[dict]]]:
-    """A part's traces' models and events. A part's models, not the run's: 10⁵ of them were
-    3 MB more held through the start."""
+    """A part's traces' models and events. A part's models, not the run's: the run's would be
+    held through the start, growing with its size."""
     models = dict(Trace.objects.filter(pk__in=part).values_list("pk", "model"))
     return models, load_events(part)
 
@@ -220,7 +221,7 @@ def tally_groups(
         for start in range(0, len(with_votes), CALIBRATION_PART)
     ]
     # The next part is read on the process's read lane while this one is tallied, as a chunk
-    # reads its next batch (auditor.runs.lanes): the reads were a third of the calibration.
+    # reads its next batch (auditor.runs.lanes): the reads are a large share of the calibration.
     beat = time.monotonic()
     for _, (models, events_by_trace) in lanes.read_ahead(
         lanes.overlap_possible(), _part_input, parts
@@ -231,7 +232,7 @@ def tally_groups(
             groups[vote_group(model, events) or (model, "")].add(events, keep=execute)
         del events_by_trace  # not held while the next part is awaited
         if time.monotonic() - beat > HEARTBEAT_S:
-            # a long calibration (10⁶ traces: minutes) is not a dead start to the sweep,
+            # a long calibration (a large run: minutes) is not a dead start to the sweep,
             # which would calibrate the run again beside it (`audit_run_calibrate`)
             job_heartbeat(AuditRun.objects.filter(pk=run.pk))
             beat = time.monotonic()

@@ -1,14 +1,14 @@
 """Database work beside the auditing: a chunk's next batch of events is read and its last batch of
 results written on threads of their own while this thread audits, so a worker process waits for
-PostgreSQL only when PostgreSQL is slower than the policies (issue 17: reading and writing were
-a third of an audit's wall time, spent waiting with the CPU idle).
+PostgreSQL only when PostgreSQL is slower than the policies (reading and writing are a large
+share of an audit's wall time, spent waiting with the CPU idle).
 
 A lane is one thread with its own database connection, kept for the life of the process: a run
 is audited in chunks of a few hundred traces, and a new thread and connection per chunk cost more
 than the overlap saved. Each worker process thus holds up to three connections (`shutdown`
 closes the lanes' two). Another connection sees only committed rows, so inside a transaction (a
-caller's `atomic`, a test's) the work runs at once in this thread instead, as the whole chunk
-did before; so it does where the setting ``TA_AUDIT_OVERLAP`` is off (a database whose
+caller's `atomic`, a test's) the work runs at once in this thread instead, as part of the
+chunk; so it does where the setting ``TA_AUDIT_OVERLAP`` is off (a database whose
 connections are scarce). Either way a lane's error is raised to the caller, by `Future.result`.
 """
 

@@ -79,7 +79,7 @@ class AuditRun(Job):
     @property
     def eta(self) -> str:
         """Time left at the rate so far ("" until a trace is done or once finished): long runs
-        (10⁵ traces) say how long they will take."""
+        say how long they will take."""
         if self.is_finished or not self.started_at or not self.traces_done:
             return ""
         left = self.traces_total - self.traces_done

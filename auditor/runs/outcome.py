@@ -1,7 +1,7 @@
 """One outcome word per trace, the same in the trace header and the traces list: the actor's
 outcome as an audit established it (replayed in an environment, or a label the audit read) where
 one is known, else the outcome recorded in the uploaded file — marked as recorded, so "unknown"
-in the header can no longer sit beside an audit that says the actor failed."""
+in the header never sits beside an audit that says the actor failed."""
 
 from __future__ import annotations
 

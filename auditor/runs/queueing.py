@@ -22,13 +22,12 @@ MODEL_CHUNK_TRACES = 100
 def chunk_size(traces: int, *, model: bool = False) -> int:
     """Traces per audit task: TA_AUDIT_CHUNK_TRACES, or by the run's size. A task's first read
     and last write wait on the database (the read-ahead and the writer of auditor.runs.lanes
-    start and end with the task), so 100-trace tasks of two batches waited for half their I/O:
-    250-trace tasks ran a 4,000-trace audit 1.3x as fast (bench/audit.py, median of three
-    alternating rounds, 1 and 2 worker processes). Sixteen chunks still spread a run over
+    start and end with the task), so 100-trace tasks of two batches wait for half their I/O,
+    and larger tasks spend a smaller share of an audit waiting (bench/audit.py measures it,
+    with 1 and 2 worker processes). Sixteen chunks still spread a run over
     several worker processes, with a short tail when the last ones finish. No chunk is smaller
-    than 250 traces: the 1,479 traces of ../shared/data in 100-trace chunks took 1.35-1.68 s
-    with one worker process and 1.26-1.33 s in 250-trace chunks (three alternating rounds; with
-    two processes 1.03-1.05 s either way, each one's waits filled by the other's work).
+    than 250 traces: smaller chunks slow even a small run, such as ../shared/data, with one
+    worker process (with two, each one's waits are filled by the other's work).
 
     A run with a model keeps the smallest chunks: its traces wait seconds each on model calls,
     and a task still running after the broker's visibility timeout (TA_VISIBILITY_TIMEOUT,

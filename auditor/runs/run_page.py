@@ -2,9 +2,9 @@
 100k results): the run with its summary less the annotation queues (cached), and each policy's
 transition matrix, from the cells the summary keeps.
 
-At 100,000 traces (bench/run_page.py) the summary is 8 MB, nearly all of it the annotation
-queues (one entry per unknown result) that the page never shows; and counting the matrix over the
-run's 400,000 results took 370 ms."""
+A large run's summary is nearly all annotation queues (one entry per unknown result) that the
+page never shows; and counting the matrix over all the run's results would exceed the page's
+budget (bench/run_page.py measures both)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-un
     """The run, scoped to the user, with `summary` less every policy's annotation queue (the
     page shows no queue; the annotation pages read their own).
 
-    Cut down in the database — which still reads all of it, 50 ms at 8 MB — and cached under
+    Cut down in the database — which still reads all of it — and cached under
     the row's version (xmin and cmin: the transaction and the command in it that wrote this
     version of the row, so every UPDATE of the run gives a new one — and every change to its
     results ends by writing its summary), so a run unchanged since is read once. Other

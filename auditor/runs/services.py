@@ -168,8 +168,8 @@ def audit_run_start(
 
 
 def _run_ids(run: AuditRun) -> array[int]:
-    """The run's trace ids, in order. 8 bytes an id, read 10,000 at a time: as a list of
-    ints, 10⁵ ids were 3.6 MB held through the start and 10 MB more while read."""
+    """The run's trace ids, in order. 8 bytes an id, read 10,000 at a time: a list of ints
+    would hold several times that through the start, and more while it is read."""
     traces = run_traces(run).order_by("id").values_list("id", flat=True)
     return array("q", traces.iterator(chunk_size=ID_PART))
 
@@ -226,8 +226,8 @@ def audit_run_calibrate(*, run_id: int) -> bool:
 
 
 #: Traces per chunk of an inline audit: its chunks run one after the other in this process, so
-#: only a chunk's traces and items are held (all 10⁵ of a run at once: a query with 10⁵
-#: parameters and their Trace objects, ~150 MB), and the read-ahead restarts once per chunk.
+#: only a chunk's traces and items are held (a whole run at once is a query with a parameter
+#: per trace and all their Trace objects in memory), and the read-ahead restarts once per chunk.
 INLINE_CHUNK_TRACES = 2000
 
 
@@ -245,9 +245,9 @@ def _offset(progress: Progress, before: int, total: int) -> Progress:
 
 def _create_items(run: AuditRun, ids: Sequence[int]) -> None:
     """One pending item per trace id (kept where one exists: a second start). On PostgreSQL the
-    server makes them from an array parameter of ID_PART ids (all 10⁵ of a run in one took the
-    worker 20 MB over its size while psycopg sent them); as model objects, 10⁵ items
-    took seconds of the start's serial time and ~100 MB, built a slice at a time."""
+    server makes them from an array parameter of ID_PART ids (a whole run's ids in one array
+    grow the worker with the run's size while psycopg sends them); as model objects, items
+    cost the start serial time and memory per item."""
     if connection.vendor == "postgresql":
         table = connection.ops.quote_name(AuditItem._meta.db_table)
         with connection.cursor() as cur:
@@ -259,9 +259,9 @@ def _create_items(run: AuditRun, ids: Sequence[int]) -> None:
                     [run.pk, AuditItem.Status.PENDING, list(ids[start : start + ID_PART])],
                 )
         return
-    for start in range(0, len(ids), 5000):
+    for start in range(0, len(ids), ID_PART):
         AuditItem.objects.bulk_create(
-            [AuditItem(run=run, trace_id=i) for i in ids[start : start + 5000]],
+            [AuditItem(run=run, trace_id=i) for i in ids[start : start + ID_PART]],
             ignore_conflicts=True,
         )
 

@@ -1,4 +1,4 @@
-"""How a policy's Δ and counts are shown (issue 13 §4): one shaping for the run page, the
+"""How a policy's Δ and counts are shown: one shaping for the run page, the
 comparison, the dashboard, `audit --json` and exports, so no surface can show a number the
 others withhold.
 
@@ -31,7 +31,7 @@ def _interval(value: Any) -> list[float] | None:
 
 
 def _counts(c: Any, fallback_rate: Any) -> dict[str, Any]:
-    """'k of known n' (the stored success_counts), or only the rate from an old summary."""
+    """'k of known n' (the stored success_counts), or only the rate from a summary without them."""
     if isinstance(c, Mapping) and "known" in c:
         return {
             "successes": c.get("successes"),
@@ -59,7 +59,7 @@ def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
     if has_unknowns and ci_known is not None and ci_known[0] == ci_known[1]:
         ci_known, withheld = None, True
     if has_unknowns and ci is not None and ci[0] == ci[1] and ci_kind != "with_unknowns":
-        # an old summary's known-pairs CI as headline: it would read as certainty
+        # a summary's degenerate known-pairs CI as headline: it would read as certainty
         ci, ci_kind, withheld = None, None, True
     bounds = _interval(o.get("bounds"))
     excludes_zero = o.get("excludes_zero")
@@ -128,6 +128,6 @@ def policy_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
     return {
         **d,
         "not_applicable_reasons": dict(s.get("not_applicable") or {}),
-        # a count in summaries written since issue 17, the items themselves before
+        # the queue's length where the summary keeps it, else counted from the queue's items
         "annotation_queue": s.get("annotation_queue_n", len(s.get("annotation_queue") or [])),
     }

@@ -36,9 +36,9 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
 
     Streamed: each policy's results are read a page at a time in trace order and folded into
     a `policies.stats.report.PolicyFold` (`RunSummary`, TwinCheck's `TwincheckReport`),
-    which keeps counts and a few bytes per result; holding every decoded record took the
-    finishing worker to 1.2 GB at 10⁵ traces. A test pins the tables to `summarise_run` over the
-    whole rows. The only way a run's summary is made: when its last chunk finishes
+    which keeps counts and a few bytes per result; holding every decoded record would grow the
+    finishing worker's memory with the run's size. A test pins the tables to `summarise_run` over
+    the whole rows. The only way a run's summary is made: when its last chunk finishes
     (`auditor.runs.work.finish_if_complete`) and when its results change
     (`auditor.runs.store.change_results`)."""
     n_boot = django_settings.TA_SUMMARY_BOOTSTRAP
@@ -47,7 +47,7 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
     for policy in run.policies:
         # The queue counted, not listed (PolicyFold's default): its readers count it, and a
         # run's unknown results are read where they are needed (the traces list's transition
-        # filter, the annotation queues), not from 8 MB of summary at 10⁵ traces.
+        # filter, the annotation queues), not from a summary that grows with the run.
         fold = PolicyFold(policy)
         for row, category in _result_rows(run, policy):
             fold.add(row, category)
@@ -69,11 +69,10 @@ _PLANNED = ("run_id", "trace_id", "policy", "transition")
 def analyze_results_if_misjudged(run: AuditRun) -> bool:
     """ANALYZE the results' key columns when the planner expects under half the run's results:
     a run's results are written in minutes and summarised at once, before autovacuum comes
-    round, and the statistics it left know nothing of the new run. Measured at 10⁵ traces
-    (400,000 results; the statistics predated them): the planner expected 3 rows of the run and
-    read each 500-result page by scanning and sorting all 100,000 of a policy's results —
-    0.55 s a page, the summary 202 s instead of 9. Asked of the plan, not of the table's change
-    counters: a run replacing a deleted one changes the run ids, not the table's size, and an
+    round, and the statistics it left know nothing of the new run: the planner then expects a
+    few rows of the run and reads each page by scanning and sorting all of a policy's results,
+    which makes a large run's summary many times slower. Asked of the plan, not of the table's
+    change counters: a run replacing a deleted one changes the run ids, not the table's size, and an
     ANALYZE of some columns leaves the counters as they were. Returns whether it analyzed."""
     expected = run.traces_total * len(run.policies)
     if connection.vendor != "postgresql" or expected < TRUSTED_ROWS:
@@ -104,7 +103,7 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
     while True:
         page = list((results if last is None else results.filter(trace_id__gt=last))[:PAGE_SIZE])
         # The page's categories by their own query: joined, PostgreSQL merge-joined the traces
-        # from the first id on every page (quadratic: 30 s instead of 17 at 10⁵ traces).
+        # from the first id on every page (quadratic in the run's size).
         categories = dict(
             Trace.objects.filter(pk__in=[r["trace_id"] for r in page]).values_list("pk", "category")
         )
@@ -135,10 +134,10 @@ CHECKLIST_APART = ("timeline", "feedback_events")
 def _record_text(policy: str) -> Any:
     """The record as text for the summary: the whole record, but for the checklist's on
     PostgreSQL. A checklist record carries its feedback events whole (~30 keys each) and a
-    claims timeline the tables never read: most of a run's record bytes (9.9 kB a record on
-    the bench traces, the others' 0.9–1.3 kB), so sending and decoding them was most of the
+    claims timeline the tables never read: most of a run's record bytes (several times the
+    size of another policy's record), so sending and decoding them would be most of the
     summary's time. Its rows come without both; `_feedback_events` counts the events.
-    (Projecting the other policies' records to the keys their tables read made PostgreSQL
+    (Projecting the other policies' records to the keys their tables read makes PostgreSQL
     slower than sending them whole.)"""
     if not _events_apart(policy):
         return Cast("record", TextField())
@@ -152,8 +151,8 @@ def _record_text(policy: str) -> Any:
 def _feedback_events(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], int]]:
     """The policy's feedback events counted by PostgreSQL: each distinct combination of what
     `ChecklistTable` reads of an event, with how many events have it, in the order of its first
-    occurrence (by trace, then within the record), as the table would have met them. 26 rows
-    for the 10⁴-trace bench run's 450,000 events."""
+    occurrence (by trace, then within the record), as the table would have met them: a few
+    dozen rows for the many thousands of events of a large run."""
     values = ", ".join(f"e->'{k}'" for k in EVENT_KEYS)
     events = "r.record->'feedback_events'"
     with connection.cursor() as cur:

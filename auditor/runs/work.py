@@ -50,9 +50,9 @@ BATCH_TRACES = 50
 def with_env_name(traces: QuerySet[Trace]) -> QuerySet[Trace]:
     """The traces with what the auditors need of them: the model, and the environment's name
     as ``env_name`` (`AuditorCache.for_trace` picks the environment by it; the policies read
-    the header from the trace's events). Loading whole headers instead — a BFCL header carries
-    tool docs, initial config and ground truth — cost an inline 200-trace audit 0.3 s of stdlib
-    JSON decoding and 40 MB."""
+    the header from the trace's events). Whole headers are not loaded: a BFCL header carries tool
+    docs, initial config and ground truth, whose stdlib JSON decoding would cost every audit
+    time and memory per trace."""
     return traces.only("pk", "model").annotate(env_name=KT("header__env__name"))
 
 
@@ -65,7 +65,7 @@ class AuditorCache:
         """The run's auditors, kept by this thread from the run's previous chunk. A run's
         policies, settings and calibration do not change once its chunks are queued (the
         calibration is made before), so building them again for each chunk of a few hundred traces
-        — two queries, the auditors, their environments — was waste; a chunk then
+        — two queries, the auditors, their environments — would be waste; a chunk thus
         audits as a part of one long chunk would. Not kept with a model configured: its backend
         holds a chunk's budget and statistics."""
         key = (run.pk, run.created_at, run.calibrated_at)  # not a chunk's from before it
@@ -248,7 +248,7 @@ def _store_batch(run_id: int, batch: Batch) -> int:
                 status=AuditItem.Status.ERROR, error=error, attempts=F("attempts") + 1
             )
     # The run page's done count moves by the items this batch took out of pending — not a
-    # count of the run's items per batch, which grows with the run (O(n²) at 10⁵ traces).
+    # count of the run's items per batch, which grows with the run (O(n²) over a run).
     job_heartbeat(AuditRun.objects.filter(pk=run_id), traces_done=F("traces_done") + finished)
     return finished
 

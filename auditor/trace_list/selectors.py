@@ -58,9 +58,9 @@ def trace_filter_apply(qs: QuerySet, *, run: AuditRun | None, f: dict[str, str])
 def _below_newest(qs: QuerySet, project) -> QuerySet:  # type: ignore[no-untyped-def]
     """`qs` limited to ids up to the project's newest (one lookup in trace_project_id), for
     page 1. Newest first, PostgreSQL walks the primary key and filters on the project: with no
-    bound it first walks every newer trace of other projects (100k newer ones cost a page 1
-    40-75 ms, and more with more); its plan never took trace_project_id instead. Only the upper
-    end: with both, the planner took the range for a few hundred rows and sorted all 200k."""
+    bound it first walks every newer trace of other projects (page 1's time grows with their
+    number); its plan does not take trace_project_id instead. Only the upper end: with both,
+    the planner takes the range for a few hundred rows and sorts all of them."""
     if project is None:
         return qs
     newest = Trace.objects.filter(project=project).order_by("-id").values("id")[:1]
@@ -70,8 +70,8 @@ def _below_newest(qs: QuerySet, project) -> QuerySet:  # type: ignore[no-untyped
 def _any_beyond(qs: QuerySet, pk: int, *, newer: bool) -> bool:
     """Is there a row past `pk` (newer or older)? Asked as the nearest such id, in id order:
     as a bare EXISTS the planner may walk another index (the upload's) and filter on the id —
-    it read 750k rows for page 1,000 of a million traces once a second upload was done (240 ms,
-    the page's whole extra cost); the primary key in order stops at the first row past `pk`."""
+    on a large project with several uploads it reads most of the project's rows for a late
+    page; the primary key in order stops at the first row past `pk`."""
     near = qs.filter(id__gt=pk).order_by("id") if newer else qs.filter(id__lt=pk).order_by("-id")
     return near.values_list("id", flat=True).first() is not None
 

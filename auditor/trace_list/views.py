@@ -70,8 +70,8 @@ def _sort_links(state: dict[str, str], current: str) -> dict[str, dict[str, str]
 def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     project = trace_selectors.project_get(user=request.user, project_id=pk)
     visible = trace_selectors.trace_list(user=request.user, project=project)
-    # Never their summaries: a 100k-trace run's is 8 MB, and the list shows none of it (two
-    # runs read whole took this page from about 0.1 s to 0.9 s).
+    # Never their summaries: a large run's is megabytes, and the list shows none of it (reading
+    # them whole would make this page several times slower).
     runs = AuditRun.objects.filter(project=project).defer("summary")
     f, run = _clean(request, project, runs)
     qs = selectors.trace_filter_apply(visible, run=run, f=f)

@@ -38,7 +38,7 @@ _KEY_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 def step_key(ev: Any) -> str:
     """What must be equal for two steps to count as the same step. orjson (sorted keys): the
-    standard library's encoder was the largest single cost of a 5,000-event page."""
+    standard library's encoder would be the largest single cost of a long trace's page."""
     if isinstance(ev, Mapping):
         ev = {k: v for k, v in ev.items() if k not in _IGNORED_FOR_ALIGNMENT}
     try:
@@ -193,7 +193,7 @@ def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
 def _row(step: Step, number: int) -> Row:
     # JSON where it shows a difference: both sides of a changed step, the guard's own steps.
     # An actor-only step is a recorded event with a page of its own (linked instead): its
-    # pretty JSON was most of a 5,000-event page's side-by-side time.
+    # pretty JSON would be most of a long trace's side-by-side time.
     return Row(
         kind=step.kind,
         actor=_cell(step.actor, step.actor_index, step.kind == "changed"),

@@ -1,4 +1,4 @@
-"""Reading OTLP/JSON trace exports into flat span records (issue 14).
+"""Reading OTLP/JSON trace exports into flat span records.
 
 An OTLP/JSON file is one `ExportTraceServiceRequest` (`{"resourceSpans": [{"resource": …,
 "scopeSpans": [{"scope": …, "spans": [...]}]}]}`) or, as collectors' file exporters write it,

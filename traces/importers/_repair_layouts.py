@@ -1,4 +1,4 @@
-"""The record layouts repair-loop runs are published in, read into one shape (issue 14).
+"""The record layouts repair-loop runs are published in, read into one shape.
 
 - LDB (`results/ldb/*.jsonl`): `task_id`, `given_tests`, `test_feedback[k]` a list of the
   visible tests implementation k failed, booleans `is_passing` / `is_solved`.

@@ -1,4 +1,4 @@
-"""This product's own JSONL export, uploaded again (issue 14): a dataset moves between
+"""This product's own JSONL export, uploaded again: a dataset moves between
 instances, or into a fresh project, with its traces and events exactly as they were stored.
 
 Export line (auditor/exports/writers/jsonl.py): `{"trace": {trace_id, agent, model, …},

@@ -1,6 +1,6 @@
 """Inspect AI eval logs (`.eval` zip or `.json`), read with inspect_ai's own log reader
 (`inspect_ai.log.read_eval_log`) — an optional extra: without the package installed the upload
-is rejected with the command that installs it (issue 14).
+is rejected with the command that installs it.
 
 One v1 trace per sample and epoch: `inspect:<task>:<sample id>:epoch<n>`. Messages →
 `message` (system / user / assistant, text parts joined), an assistant's `tool_calls` →

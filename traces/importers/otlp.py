@@ -1,4 +1,4 @@
-"""OpenTelemetry traces as OTLP/JSON, with OpenInference or Langfuse span attributes (issue 14).
+"""OpenTelemetry traces as OTLP/JSON, with OpenInference or Langfuse span attributes.
 
 What Arize Phoenix, OpenInference instrumentations and many agent SDKs export, and what the
 Langfuse Python SDK emits (its observations are OTel spans). One v1 trace per OTel trace id

@@ -1,4 +1,4 @@
-"""Existing uploads get the run they record, read from their traces' columns (issue 14).
+"""Existing uploads get the run they record, read from their traces' columns.
 
 Trace ids of existing traces are left as they were stored: event payloads are append-only and
 exports and links name traces by id. The old ids have no source part, so they cannot collide

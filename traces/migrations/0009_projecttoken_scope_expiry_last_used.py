@@ -1,4 +1,4 @@
-"""Project tokens get a scope, an expiry and a last-used time (issue 18).
+"""Project tokens get a scope, an expiry and a last-used time.
 
 Tokens that exist already could read their project: they keep that (`read`), so no running
 agent breaks on upgrade; owners see the scope on the project page and can revoke. New tokens are

@@ -1,7 +1,7 @@
-"""Traces indexed by (project, id) (issue 17).
+"""Traces indexed by (project, id).
 
 The traces list reads a project's newest trace id from it to bound its newest-first scan, which
-otherwise walked every newer trace of other projects first (100k of them: 40-75 ms per page 1).
+otherwise walks every newer trace of other projects first, which page 1's time grows with.
 The single-column project index stays: without it the planner counted a project's traces through
 the upload index instead, 0.7 s for a 100k-trace project beside a 1M-trace one."""
 

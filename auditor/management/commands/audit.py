@@ -217,8 +217,8 @@ def _switch_execution(project: Project, on: bool) -> None:
 def _end_process() -> None:
     """End the process of a finished inline run from the command line at once. Its work is
     committed and its report printed; what would follow is the interpreter's teardown, every
-    module and object freed one by one: 40-55 ms of CPU (a twelfth of a 200-trace audit; the
-    bare BFCL checker's whole teardown is 17 ms), which nothing needs. The database
+    module and object freed one by one, a noticeable share of a short audit's CPU time, which
+    nothing needs. The database
     connections are closed and the exit handlers run first (logging, coverage); a thread still
     running (none should be) gets the normal exit, which waits for it."""
     lanes.shutdown()

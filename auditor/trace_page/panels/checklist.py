@@ -56,7 +56,7 @@ def _version_traces(
     cid: str, pts: list[Mapping[str, Any]], versions: list[Any]
 ) -> list[dict[str, Any]]:
     """One plotly line per claim VERSION: a changed text is a new claim meaning, so no line
-    joins two versions (issue 13 §1). Versions of one claim share a legend group and colour
+    joins two versions. Versions of one claim share a legend group and colour
     group; a later version is named with the one it revises."""
     texts = {
         v.get("version"): visible(str(v.get("text", "")))
