@@ -81,7 +81,6 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "django.template.context_processors.csp",
             ],
         },
     }
@@ -333,12 +332,11 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Security -------------------------------------------------------------------------------
-# Trace content is hostile: a strict CSP with no inline script but the one base.html marks with
-# the response's nonce (it applies the chosen theme before the first paint). Styles allow
-# 'unsafe-inline' only because plotly.js injects <style> elements; styles cannot run code.
+# Trace content is hostile: a strict CSP with no inline script. Styles allow 'unsafe-inline'
+# only because plotly.js injects <style> elements; styles cannot run code.
 SECURE_CSP = {
     "default-src": [CSP.SELF],
-    "script-src": [CSP.SELF, CSP.NONCE],
+    "script-src": [CSP.SELF],
     "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
     "img-src": [CSP.SELF, "data:", "blob:"],
     "font-src": [CSP.SELF, "data:"],

@@ -1,6 +1,7 @@
 /* Colour theme: "system" (the browser's prefers-color-scheme), "light" or "dark", chosen in the
-   header and kept in localStorage. base.html's inline script applies the stored choice before
-   the first paint; this file keeps the header's select in step and applies a new choice.
+   header and kept in localStorage. base.html loads this file in <head>, not deferred, after the
+   dark stylesheet's link: the stored choice is applied before the first paint (the CSP allows
+   no inline script). Once the page is parsed it keeps the header's select in step.
 
    Dark mode is static/css/dark.css, linked with media="(prefers-color-scheme: dark)": "dark"
    sets that media to "all", "light" to "not all". <html data-theme> names the choice, and a
@@ -18,10 +19,27 @@
     document.dispatchEvent(new CustomEvent("ta:theme", { detail: { theme: theme } }));
   }
 
+  function stored() {
+    var t = null;
+    try { t = localStorage.getItem(KEY); } catch (e) { /* storage refused: the system's */ }
+    return t === "light" || t === "dark" ? t : "system";
+  }
+
   function current() {
     var t = document.documentElement.getAttribute("data-theme");
     return t === "light" || t === "dark" ? t : "system";
   }
+
+  apply(stored());
+
+  // A page back from the back-forward cache, or a choice made in another tab: take it up.
+  function sync() {
+    apply(stored());
+    var select = document.getElementById("theme-select");
+    if (select) select.value = current();
+  }
+  window.addEventListener("pageshow", function (e) { if (e.persisted) sync(); });
+  window.addEventListener("storage", function (e) { if (e.key === KEY) sync(); });
 
   document.addEventListener("DOMContentLoaded", function () {
     var select = document.getElementById("theme-select");

@@ -158,6 +158,8 @@ def pages(project, alice):  # type: ignore[no-untyped-def]
         "trace": Trace.objects.get(external_id="claims").get_absolute_url(),
         "annotate": f"/queues/{queue.pk}/annotate/",
         "plain-trace": Trace.objects.get(external_id="plain").get_absolute_url(),
+        "vrr-trace": Trace.objects.get(external_id="humaneval-129-reflexion").get_absolute_url()
+        + f"?run={run.pk}&policy=vrr",
     }
 
 
@@ -207,6 +209,10 @@ def test_theme_switch_persists_and_dark_run_page_meets_aa(page, live_server, ali
     assert page.locator("table.results tr.overall").count() > 0
     assert low_contrast(page, "table.results tr.overall") == []
     assert low_contrast(page, "table.grid thead") == []
+    # the VRR panel's round table: the shipped round (where VRR-Stop ships) stands out, readable
+    page.goto(live_server.url + pages["vrr-trace"])
+    assert page.locator("#panel-vrr table.rounds tr.shipped").count() == 1
+    assert low_contrast(page, "#panel-vrr table.rounds tbody") == []
 
     # an explicit light choice wins over a dark system, and lasts across pages
     page.emulate_media(color_scheme="dark")
