@@ -9,14 +9,13 @@ dark) to docs/screenshots."""
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.test import Client, override_settings
+from django.test.testcases import LiveServerThread
 
 from auditor.annotation.services import queue_create
 from tests.annotate.conftest import make_run
@@ -322,41 +321,75 @@ def test_plotly_only_on_trace_pages_with_a_chart(page, live_server, alice, pages
     assert errors == [], errors
 
 
-def test_collected_static_files_are_hashed_gzipped_and_cached_for_good(
-    tmp_path, alice, pages, settings
-):
-    """As served by WhiteNoise once collectstatic has run (production, scripts/run): the pages
-    name hashed files, whose responses are gzip for a client that accepts it and cached for ten
-    years; a chart-less trace page with all it loads stays under 500 KB on the wire."""
-    root = tmp_path / "static"
-    collected = {
-        "STATIC_ROOT": root,
-        "STORAGES": {
-            **settings.STORAGES,
-            "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
-        },
-        "WHITENOISE_USE_FINDERS": False,
+@pytest.fixture
+def collected_server(tmp_path, settings):  # type: ignore[no-untyped-def]
+    """A live server as in production (and scripts/run): collectstatic's hashed, gzipped files
+    under STATIC_ROOT, served by WhiteNoise in the middleware (no test static handler)."""
+    settings.STATIC_ROOT = tmp_path / "static"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
     }
-    with override_settings(**collected):
-        call_command("collectstatic", "--noinput", verbosity=0)
-        client = Client()  # its handler (and WhiteNoise) is made under these settings
-        client.force_login(alice)
-        html = client.get(pages["plain-trace"]).content.decode()
-        assets = re.findall(r'(?:src|href|data-plotly)="(/static/[^"]+)"', html)
-        plotly = [a for a in assets if "plotly" in a]
-        assert len(plotly) == 1 and re.search(r"plotly-strict-4\.1\.1\.min\.[0-9a-f]{12}\.js$",
-                                              plotly[0]), assets  # fmt: skip
-        loaded = [a for a in assets if a not in plotly and not a.endswith(".svg")]
-        assert any(a.endswith(".css") for a in loaded) and any(a.endswith(".js") for a in loaded)
-        wire = len(gzip.compress(html.encode()))
-        for url in [*loaded, plotly[0]]:
-            assert re.search(r"\.[0-9a-f]{12}\.(css|js)$", url), url
-            r = client.get(url, HTTP_ACCEPT_ENCODING="gzip, deflate, br")
-            assert r.status_code == 200, url
-            assert r.headers["Content-Encoding"] == "gzip", url
-            assert r.headers["Cache-Control"] == "max-age=315360000, public, immutable", url
-            body = b"".join(r.streaming_content)  # type: ignore[attr-defined]
-            if url in loaded:
-                wire += len(body)
-        assert wire < 500_000, wire
-        print(f"chart-less trace page, cold, on the wire: {wire} bytes")
+    settings.WHITENOISE_USE_FINDERS = False
+    call_command("collectstatic", "--noinput", verbosity=0)
+    thread = LiveServerThread("localhost", static_handler=lambda app: app)
+    thread.daemon = True
+    thread.start()
+    thread.is_ready.wait()
+    assert thread.error is None, thread.error
+    yield f"http://localhost:{thread.port}"
+    thread.terminate()
+
+
+def test_collected_static_files_are_hashed_gzipped_and_cached_for_good(
+    browser, page, collected_server, alice, pages
+):
+    """Pages name hashed files; each comes gzipped and cached for ten years; a cold first view
+    of a chart-less trace page stays under 500 KB on the wire, and one with a chart fetches the
+    hashed, gzipped plotly."""
+    page.goto(f"{collected_server}/accounts/login/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-pw")
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+    # a new browser context: signed in, nothing cached
+    context = browser.new_context(storage_state=page.context.storage_state())
+    page = context.new_page()
+    errors = watch(page)
+    served: dict[str, dict] = {}
+
+    def finished(request) -> None:  # type: ignore[no-untyped-def]
+        response = request.response()
+        sizes = request.sizes()
+        served[request.url] = {
+            "headers": response.headers if response else {},
+            "wire": sizes["responseBodySize"] + sizes["responseHeadersSize"],
+        }
+
+    page.on("requestfinished", finished)
+    served.clear()
+    page.goto(collected_server + pages["plain-trace"])
+    page.wait_for_load_state("networkidle")
+    static = {u: r for u, r in served.items() if "/static/" in u}
+    assert static and not any("plotly" in u for u in static), list(served)
+    for url, r in static.items():
+        assert re.search(r"\.[0-9a-f]{12}\.(css|js|svg)$", url), url
+        if url.endswith((".css", ".js")):
+            assert r["headers"].get("content-encoding") == "gzip", (url, r["headers"])
+        assert r["headers"]["cache-control"] == "max-age=315360000, public, immutable", url
+    wire = sum(r["wire"] for r in served.values())
+    assert wire < 500_000, served
+    print(f"chart-less trace page, cold, on the wire: {wire} bytes in {len(served)} responses")
+
+    served.clear()
+    page.goto(collected_server + pages["trace"])
+    page.locator("#chart-checklist svg.main-svg").first.wait_for(timeout=20_000)
+    plotly = [(u, r) for u, r in served.items() if "plotly" in u]
+    assert len(plotly) == 1, list(served)
+    url, r = plotly[0]
+    assert re.search(r"plotly-strict-4\.1\.1\.min\.[0-9a-f]{12}\.js$", url), url
+    assert r["headers"].get("content-encoding") == "gzip"
+    assert r["headers"]["cache-control"] == "max-age=315360000, public, immutable"
+    print(f"plotly on the wire: {r['wire']} bytes")
+    assert errors == [], errors
+    context.close()
