@@ -247,19 +247,23 @@ STATIC_ROOT = Path(env_str("TA_STATIC_ROOT", str(VAR_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every request otherwise
 PRODUCTION = env_bool("TA_PRODUCTION", False)
+# Static files under hashed names with gzip copies, made by `collectstatic` (the Docker image and
+# scripts/run run it): WhiteNoise serves a hashed file with "max-age=315360000, public,
+# immutable" and its .gz to a client that accepts gzip; pages name only the hashed files.
+# Without it (the default outside production: tests, a bare runserver) files are served straight
+# from static/ under their own names, cached for WhiteNoise's default 60 s.
+STATIC_COLLECTED = env_bool("TA_STATIC_COLLECTED", PRODUCTION)
 STORAGES = {
     "default": {
         "BACKEND": env_str("TA_STORAGE_BACKEND", "django.core.files.storage.FileSystemStorage")
     },
-    # Hashed, compressed static files need `collectstatic` (the Docker image runs it); the
-    # development server and the tests serve straight from static/.
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if PRODUCTION
+        if STATIC_COLLECTED
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-WHITENOISE_USE_FINDERS = not PRODUCTION
+WHITENOISE_USE_FINDERS = not STATIC_COLLECTED
 
 # --- Ingest limits (each has its own error message) ------------------------------------------
 TA_MAX_UPLOAD_BYTES = env_int("TA_MAX_UPLOAD_BYTES", 512 * 1024 * 1024, minimum=1)

@@ -5,11 +5,63 @@
 
    htmx runs with allowScriptTags: false, so it strips every <script> — json_script data
    included — from the HTML it swaps in. The figures are therefore read from the response
-   text first (DOMParser builds an inert document: nothing in it runs) and kept here by id. */
+   text first (DOMParser builds an inert document: nothing in it runs) and kept here by id.
+
+   plotly (5 MB) is fetched only once a page has a chart to draw: its URL is the data-plotly
+   attribute of this script's tag. Charts take the theme's colours from the page's CSS —
+   transparent backgrounds, the text and line colours of app.css or dark.css — and take them
+   again when the theme changes (the "ta:theme" event of static/js/theme.js). */
 (function () {
   "use strict";
 
   var figures = {};
+  var self = document.currentScript;
+  var plotlySrc = self ? self.getAttribute("data-plotly") : null;
+  var plotlyLoading = false;
+
+  function withPlotly(then) {
+    if (window.Plotly) { then(); return; }
+    if (plotlyLoading || !plotlySrc) return;
+    plotlyLoading = true;
+    var s = document.createElement("script");
+    s.src = plotlySrc;
+    s.onload = function () { then(); };
+    s.onerror = function () { plotlyLoading = false; };
+    document.head.appendChild(s);
+  }
+
+  function colours() {
+    var cs = getComputedStyle(document.body);
+    return {
+      fg: cs.color,
+      line: cs.getPropertyValue("--line").trim() || "#dfe3ea",
+      muted: cs.getPropertyValue("--muted").trim() || "#667085"
+    };
+  }
+
+  function themed(layout) {
+    var c = colours();
+    var out = Object.assign({}, layout);
+    out.paper_bgcolor = "rgba(0,0,0,0)";
+    out.plot_bgcolor = "rgba(0,0,0,0)";
+    out.font = Object.assign({}, layout.font || {}, { color: c.fg });
+    Object.keys(out).forEach(function (k) {
+      if (/^[xy]axis\d*$/.test(k)) {
+        out[k] = Object.assign({}, out[k], { gridcolor: c.line, linecolor: c.muted, zerolinecolor: c.muted });
+      }
+    });
+    ["xaxis", "yaxis"].forEach(function (k) {
+      if (!(k in out)) out[k] = { gridcolor: c.line, linecolor: c.muted, zerolinecolor: c.muted };
+    });
+    return out;
+  }
+
+  function pending(root) {
+    return [].slice.call((root || document).querySelectorAll(".plot[data-figure]")).filter(function (el) {
+      var id = el.dataset.figure;
+      return el.dataset.drawn !== "1" && (id in figures || document.getElementById(id));
+    });
+  }
 
   function stash(html) {
     if (typeof html !== "string" || html.indexOf("application/json") < 0) return;
@@ -20,7 +72,8 @@
   }
 
   function draw(root) {
-    if (typeof window.Plotly === "undefined") return;
+    if (pending(root).length === 0) return;
+    if (typeof window.Plotly === "undefined") { withPlotly(function () { draw(root); }); return; }
     (root || document).querySelectorAll(".plot[data-figure]").forEach(function (el) {
       if (el.dataset.drawn === "1") return;
       var id = el.dataset.figure;
@@ -30,9 +83,26 @@
       var fig;
       try { fig = JSON.parse(figures[id]); } catch (e) { return; }
       el.dataset.drawn = "1";
-      window.Plotly.newPlot(el, fig.data || [], fig.layout || {}, {
+      window.Plotly.newPlot(el, fig.data || [], themed(fig.layout || {}), {
         responsive: true, displaylogo: false
       });
+    });
+  }
+
+  function retheme() {
+    if (!window.Plotly) return;
+    var c = colours();
+    document.querySelectorAll('.plot[data-drawn="1"]').forEach(function (el) {
+      if (!el.layout) return;
+      var update = { "font.color": c.fg };
+      Object.keys(el.layout).forEach(function (k) {
+        if (/^[xy]axis\d*$/.test(k)) {
+          update[k + ".gridcolor"] = c.line;
+          update[k + ".linecolor"] = c.muted;
+          update[k + ".zerolinecolor"] = c.muted;
+        }
+      });
+      window.Plotly.relayout(el, update);
     });
   }
 
@@ -43,6 +113,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () { draw(document); });
+  document.addEventListener("ta:theme", retheme);
   document.addEventListener("htmx:beforeSwap", function (evt) { stash(evt.detail.serverResponse); });
   document.addEventListener("htmx:historyCacheMissLoad", function (evt) {
     stash(evt.detail.serverResponse);
