@@ -8,11 +8,12 @@ import os
 import pytest
 
 from tests.conftest import REPO
+from tests.real_data import count_records, real_file
 from traces.models import Trace, Upload
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-HUMANEVAL = REPO.parent / "shared" / "data" / "ldb" / "humaneval_reflexion_gpt-3.5-turbo-0613.jsonl"
+HUMANEVAL = real_file("ldb/humaneval_reflexion_gpt-3.5-turbo-0613.jsonl")
 # TA_DOCS_SCREENSHOTS=1 writes the screenshots to docs/screenshots (for the docs).
 DOCS = REPO / "docs" / "screenshots"
 
@@ -37,17 +38,16 @@ def test_upload_page_takes_the_run_and_shows_it(
     page.wait_for_selector("#status[data-status=done]", timeout=120_000)
     run = page.inner_text("#run-source")
     assert "gpt-3.5-turbo" in run and "seed-1" in run and "reflexion" in run
-    assert page.inner_text("#traces-accepted") == "164"
+    assert page.inner_text("#traces-accepted") == str(count_records(HUMANEVAL))
     upload = Upload.objects.get(project=project)
     assert (upload.run_model, upload.run_agent, upload.run_label) == (
         "gpt-3.5-turbo",
         "reflexion",
         "seed-1",
     )
-    assert (
-        Trace.objects.filter(upload=upload, run_label="seed-1", model="gpt-3.5-turbo").count()
-        == 164
-    )
+    assert Trace.objects.filter(
+        upload=upload, run_label="seed-1", model="gpt-3.5-turbo"
+    ).count() == count_records(HUMANEVAL)
     assert errors == [], errors
     page.screenshot(path=str(shots / "upload-run-done.png"), full_page=True)
 
@@ -74,7 +74,7 @@ def test_a_final_solution_file_says_on_the_page_what_it_lacks(
     page.click("#submit")
     page.wait_for_url("**/uploads/*/")
     page.wait_for_selector("#status[data-status=done]", timeout=120_000)
-    assert page.inner_text("#traces-accepted") == "164"
+    assert page.inner_text("#traces-accepted") == str(count_records(HUMANEVAL))
     note = page.inner_text("#import-note")
     assert "only its final `solution`" in note and "no verification events" in note
     assert "model gpt-4" in page.inner_text("#run-source")

@@ -1,5 +1,5 @@
 """Sandboxed execution of code candidates through a real Celery worker (issue 13 §2): the
-project switch, VRR calibration from executed labels on the shared LDB HumanEval file, and a
+project switch, VRR calibration from executed labels on the real LDB HumanEval file, and a
 hostile candidate that ends as its own labelled failure with the worker alive."""
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from django.urls import reverse
 from auditor.models import AuditRun, Calibration
 from auditor.runs.calibration import NO_EXECUTION_LABELS
 from auditor.runs.services import audit_run_create
-from tests.conftest import REPO, wait_for
+from tests.conftest import wait_for
 from tests.export.conftest import ingest
 from tests.ingest.helpers import jsonl
+from tests.real_data import count_records, real_file
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-LDB = REPO.parent / "shared" / "data" / "ldb" / "humaneval_reflexion_gpt-3.5-turbo-0613.jsonl"
+LDB = real_file("ldb/humaneval_reflexion_gpt-3.5-turbo-0613.jsonl")
 
 
 def _sandbox_available() -> None:
@@ -80,12 +81,14 @@ def test_ldb_alpha_beta_finite_with_execution_and_not_applicable_without(
         assert _finite(lo) and _finite(hi) and lo <= p[name] <= hi
     assert "not_applicable" not in cal.params
     execution = cal.params["execution"]
-    assert execution["labelled"] > 164 and execution["counts"]["passed"] > 0
+    assert execution["labelled"] > count_records(LDB) and execution["counts"]["passed"] > 0
     assert execution["counts"]["failed"] > 0 and execution["counts"].get("unavailable", 0) == 0
     # the audit itself read the executed labels: Stop, Guard and fixed-k from them
     table = on.summary["vrr"]["vrr"]
     assert table["label_sources"].get("executed", 0) > 0
-    assert table["stop"]["known"] > 0 and table["fixed_k_validity"]["0"]["capped"]["known"] == 164
+    assert table["stop"]["known"] > 0 and table["fixed_k_validity"]["0"]["capped"][
+        "known"
+    ] == count_records(LDB)
     assert on.summary["vrr"]["not_applicable"] == {}
     page = client.get(reverse("auditor:run", args=[on.pk])).content.decode()
     assert "Paper table: vrr" in page and "VRR-Stop" in page and "candidates labelled" in page
