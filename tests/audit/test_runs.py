@@ -27,6 +27,7 @@ pytestmark = pytest.mark.django_db
 SYCON = real_file("sycon-bench/false_presuppositions_gpt-4o_prompt0.jsonl")
 LDB = real_file("ldb/humaneval_reflexion_gpt-3.5-turbo-0613.jsonl")
 N = count_records(SYCON)  # 200 in the full file
+N_LDB = count_records(LDB)  # 164 in the full file
 
 
 def ingest_file(project, path: Path) -> Upload:  # type: ignore[no-untyped-def]

@@ -56,10 +56,11 @@ def main(data: Path) -> None:
     out[f"ldb/{mbpp.name}"] = lines(
         mbpp, lambda i, r: i < 20 or (i < 100 and len(r["implementations"]) > 1) or i == ten
     )
-    # τ-bench: the first tasks' trials, as the same JSON array.
+    # τ-bench: the first tasks' trials, and task 13's first trial, whose trajectory TwinCheck's
+    # guard changes (the result-store tests compare a stored guarded trajectory), as one array.
     tau = json.loads((data / "tau-bench" / "gpt-4o-airline.json").read_bytes())
     out["tau-bench/gpt-4o-airline.json"] = json.dumps(
-        tau[:10], indent=2, ensure_ascii=False
+        tau[:10] + [tau[13]], indent=2, ensure_ascii=False
     ).encode()
     # τ²-bench: the first simulations and the tasks they ran, in the same document.
     for name, n in (("airline_grok-3.json", 4), ("telecom_grok-3.json", 2)):
