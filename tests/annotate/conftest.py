@@ -9,9 +9,9 @@ import pytest
 
 from auditor.models import AuditRun
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.builders.events import lock_unlock_trace
+from tests.builders.v1 import jsonl
 from tests.conftest import REPO
-from tests.ingest.helpers import jsonl
-from tests.policies._build import lock_unlock_trace
 from tests.real_data import real_file
 from traces.models import Membership
 from traces.services import upload_create, upload_process

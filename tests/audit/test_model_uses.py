@@ -11,9 +11,9 @@ import pytest
 
 from auditor.models import AuditResult, ModelCallRecord, RunModelUsage
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.builders.events import pushback_trace
+from tests.builders.v1 import jsonl
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.ingest.helpers import jsonl
-from tests.policies._build import pushback_trace
 from traces.services import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db

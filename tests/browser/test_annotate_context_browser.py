@@ -13,8 +13,8 @@ from auditor.annotation.services import queue_create
 from auditor.models import AnnotationItem, Verdict
 from tests.annotate.conftest import ingest_bytes
 from tests.browser.test_annotate_browser import login, press_and_wait, shot
-from tests.ingest.helpers import jsonl
-from tests.policies._build import Events, account_tools
+from tests.builders.events import Events, account_tools
+from tests.builders.v1 import jsonl
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -9,8 +9,8 @@ import os
 import pytest
 
 from tests.browser.test_upload_page import login
+from tests.builders.v1 import header, jsonl
 from tests.conftest import REPO
-from tests.ingest.helpers import header, jsonl
 from traces.models import Trace
 from traces.services import upload_create, upload_process
 

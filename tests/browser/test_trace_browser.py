@@ -8,7 +8,7 @@ import pytest
 
 from auditor.runs.services import audit_run_create, audit_run_start
 from tests.browser.test_upload_page import login
-from tests.policies._build import Events
+from tests.builders.events import Events
 from tests.ui.test_trace_page import hostile_trace, ingest
 from traces.models import Trace
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from tests.real_data import real_file
 from traces.models import Trace, Upload
 from traces.run_source import RunSource, qualify

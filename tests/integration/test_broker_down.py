@@ -13,8 +13,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from auditor.celery import app as celery_app
+from tests.builders.v1 import jsonl, simple_trace
 from tests.conftest import WorkerProcess, unavailable, wait_for
-from tests.ingest.helpers import jsonl, simple_trace
 from traces.models import Upload
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

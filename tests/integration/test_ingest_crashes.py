@@ -9,8 +9,8 @@ import time
 import pytest
 from django.db import connection
 
+from tests.builders.v1 import jsonl, simple_trace
 from tests.conftest import WorkerProcess, wait_for
-from tests.ingest.helpers import jsonl, simple_trace
 from traces import selectors
 from traces.models import Event, Trace, Upload
 from traces.services import upload_create

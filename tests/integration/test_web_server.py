@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders.v1 import jsonl, simple_trace
 from tests.conftest import REPO, _db_url, wait_for
-from tests.ingest.helpers import jsonl, simple_trace
 from traces.models import Upload
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

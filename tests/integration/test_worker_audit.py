@@ -14,8 +14,8 @@ import pytest
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.runs.services import audit_run_create
 from auditor.runs.summary import audit_run_summary
+from tests.builders.v1 import jsonl
 from tests.conftest import REPO, WorkerProcess, _db_url, wait_for
-from tests.ingest.helpers import jsonl
 from traces.services import upload_create, upload_process
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -11,8 +11,8 @@ import sys
 import pytest
 from rest_framework.test import APIClient
 
+from tests.builders.v1 import jsonl, simple_trace
 from tests.conftest import REPO, _db_url, wait_for
-from tests.ingest.helpers import jsonl, simple_trace
 from traces.models import Event, Trace, Upload
 from traces.services import upload_create
 

@@ -18,10 +18,10 @@ from django.urls import reverse
 from auditor.llm.endpoints import endpoint_save
 from auditor.models import AuditResult, AuditRun, ModelCallRecord, ModelEndpoint, RunModelUsage
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.builders.events import lock_unlock_trace
+from tests.builders.v1 import jsonl
 from tests.conftest import wait_for
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.ingest.helpers import jsonl
-from tests.policies._build import lock_unlock_trace
 from tests.policies.llm.scripts import verifier_against
 from traces.services import upload_create, upload_process
 

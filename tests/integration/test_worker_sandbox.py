@@ -12,9 +12,9 @@ from django.urls import reverse
 from auditor.models import AuditRun, Calibration
 from auditor.runs.calibration import NO_EXECUTION_LABELS
 from auditor.runs.services import audit_run_create
+from tests.builders.v1 import jsonl
 from tests.conftest import wait_for
 from tests.export.conftest import ingest
-from tests.ingest.helpers import jsonl
 from tests.real_data import count_records, real_file
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

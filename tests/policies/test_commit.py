@@ -15,8 +15,7 @@ from policies.commit import (
 )
 from policies.extractors import ExtractorSettings, answers_agree, extract_answer
 from policies.trace import Trace
-
-from ._build import Events
+from tests.builders.events import Events
 
 FOLD = ExtractorSettings()
 

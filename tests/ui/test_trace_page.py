@@ -16,8 +16,8 @@ from auditor.trace_page.alignment import CONTINUATIONS, align, side_by_side
 from auditor.trace_page.events import PREVIEW_CHARS, event_view
 from auditor.trace_page.panels import checklist_panel, commit_panel, twincheck_panel, vrr_panel
 from auditor.trace_page.text import visible
-from tests.ingest.helpers import jsonl
-from tests.policies._build import Events, account_tools, lock_unlock_trace, pushback_trace
+from tests.builders.events import Events, account_tools, lock_unlock_trace, pushback_trace
+from tests.builders.v1 import jsonl
 from traces.models import Event, Trace, Upload
 from traces.services import upload_create, upload_process
 

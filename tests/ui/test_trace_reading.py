@@ -12,7 +12,7 @@ from auditor.models import AuditResult, AuditRun
 from auditor.trace_page.alignment import side_by_side
 from auditor.trace_page.events import event_view
 from auditor.trace_page.turns import group_by_turn
-from tests.policies._build import lock_unlock_trace
+from tests.builders.events import lock_unlock_trace
 from tests.ui.test_trace_page import ingest
 
 

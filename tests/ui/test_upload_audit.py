@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from auditor.models import AuditRun
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from traces.models import Membership, Project, Upload
 from traces.services import upload_create, upload_process
 

@@ -5,7 +5,7 @@ import csv
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from traces.models import Membership, Upload
 from traces.services import upload_create, upload_process
 
