@@ -10,7 +10,7 @@ traces written straight to the tables — N and 10 events, alternating tool call
 each with an audit run whose TwinCheck result replaces the middle call, so the page renders the
 timeline, the side-by-side and the panels. Times the page in-process through Django's test client
 (routing, middleware, queries, template: the server's whole work for a request). Was a printed,
-never-asserted test (tests/ui/test_trace_page.py); timing belongs here.
+never-asserted test (tests/tracepage/test_trace_page.py); timing belongs here.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import pytest
 from auditor.annotation.services import queue_create
 from auditor.models import AnnotationItem, Verdict
 from tests.annotate.conftest import ingest_bytes
-from tests.browser.test_annotate_browser import login, press_and_wait, shot
+from tests.browsing import login, press_and_wait, shot
 from tests.builders.events import Events, account_tools
 from tests.builders.v1 import jsonl
 

@@ -3,47 +3,15 @@ update after each verdict (Krippendorff's α and Cohen's κ, checked against han
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from auditor.annotation.services import queue_create, verdict_submit
 from auditor.models import AnnotationItem, AuditResult, Verdict
 from tests.annotate.conftest import make_run, member
-from tests.conftest import REPO
+from tests.browsing import item_id, login, press_and_wait, shot
 from traces.models import Membership
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-# TA_DOCS_SCREENSHOTS=1 writes the screenshots to docs/screenshots (for the docs).
-DOCS = REPO / "docs" / "screenshots"
-
-
-def shot(page, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
-    target = DOCS if os.environ.get("TA_DOCS_SCREENSHOTS") == "1" else tmp_path
-    page.screenshot(path=str(target / name), full_page=True)
-
-
-def login(page, live_server, username: str, password: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
-
-
-def item_id(page) -> str:  # type: ignore[no-untyped-def]
-    return page.get_attribute("#panel", "data-item") or ""
-
-
-def press_and_wait(page, keys: list[str]) -> None:  # type: ignore[no-untyped-def]
-    before = item_id(page)
-    for k in keys:
-        page.keyboard.press(k)
-    page.wait_for_function(
-        "prev => document.getElementById('panel').dataset.item !== prev", arg=before
-    )
 
 
 def test_keyboard_only_annotation_updates_agreement(

@@ -5,33 +5,22 @@ and opens a call's prompt and response on the trace page."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from auditor.models import AuditRun
-from tests.browser.test_trace_browser import watch
-from tests.browser.test_upload_page import login
+from tests.browsing import login, shot, watch
+from tests.conftest import N_TRACES
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.test_worker_llm_audit import N_TRACES, lock_project  # noqa: F401
 from tests.policies.llm.scripts import verifier_against
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-# Set to docs/screenshots to refresh the documentation's pictures.
-SHOTS = os.environ.get("TA_SCREENSHOT_DIR", "")
-
-
-def shot(page, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
-    page.screenshot(path=str(Path(SHOTS or tmp_path) / name), full_page=True)
 
 
 def test_llm_audit_from_the_form_to_the_trace_page(
     page,
     live_server,
     celery_worker_process,
-    lock_project,  # noqa: F811
+    lock_project,
     alice,
     tmp_path,
     settings,

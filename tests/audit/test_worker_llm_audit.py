@@ -18,17 +18,13 @@ from django.urls import reverse
 from auditor.llm.endpoints import endpoint_save
 from auditor.models import AuditResult, AuditRun, ModelCallRecord, ModelEndpoint, RunModelUsage
 from auditor.runs.services import audit_run_create, audit_run_start
-from tests.builders.events import lock_unlock_trace
-from tests.builders.v1 import jsonl
-from tests.conftest import wait_for
+from tests.conftest import N_TRACES, decisions, wait_for
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.policies.llm.scripts import verifier_against
-from traces.services import upload_create, upload_process
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 KEY = "sk-wirea-integration-0123456789-secret"
-N_TRACES = 4
 
 
 @pytest.fixture()
@@ -45,29 +41,6 @@ def endpoint(project, server: FakeOpenAI, settings) -> ModelEndpoint:  # type: i
     settings.TA_MODEL_ALLOWED_HOSTS = "127.0.0.1"
     values = {"name": "judge", "base_url": server.url, "model": "judge-1", "key": KEY}
     return endpoint_save(project=project, values=values)
-
-
-def lock_traces(n: int) -> bytes:
-    """n TwinCheck Fig. 4 traces (an unasked unlock after a lock), each with its own id and a
-    user message naming its case, so a scripted server can answer per trace."""
-    events: list[dict[str, Any]] = []
-    for i in range(n):
-        for e in lock_unlock_trace(f"Please lock account acc_1 (case {i})"):
-            events.append({**e, "trace_id": f"lock-{i}"})
-    return jsonl(events)
-
-
-@pytest.fixture()
-def lock_project(project):  # type: ignore[no-untyped-def]
-    up, _ = upload_create(
-        project=project,
-        fileobj=lock_traces(N_TRACES),
-        filename="lock.jsonl",
-        source="cli",
-        enqueue=False,
-    )
-    assert upload_process(upload_id=up.pk).traces_accepted == N_TRACES
-    return project
 
 
 def model_settings(ep: ModelEndpoint, **kw: Any) -> dict[str, Any]:
@@ -89,21 +62,6 @@ def run_to_done(project, settings: dict[str, Any]) -> AuditRun:  # type: ignore[
     )
     wait_for(lambda: AuditRun.objects.get(pk=run.pk).status == "done", timeout=120)
     return AuditRun.objects.get(pk=run.pk)
-
-
-def decisions(run: AuditRun) -> list[tuple[str, str, bytes]]:
-    rows = AuditResult.objects.filter(run=run).select_related("trace").order_by("trace_id")
-    return [
-        (
-            r.trace.external_id,
-            r.transition,
-            json.dumps(
-                [r.record, r.guarded_trajectory, r.guarded_success, r.continuation],
-                sort_keys=True,
-            ).encode(),
-        )
-        for r in rows
-    ]
 
 
 def test_llm_judge_through_the_worker_rerun_from_cache_and_no_key_anywhere(

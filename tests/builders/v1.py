@@ -51,3 +51,15 @@ def jsonl(events: list) -> bytes:
 
 def gz(data: bytes) -> bytes:
     return gzip.compress(data)
+
+
+def lock_cases(n: int) -> bytes:
+    """n TwinCheck Fig. 4 traces (an unasked unlock after a lock) as JSONL, each with its own id
+    and a user message naming its case, so a scripted model server can answer per trace."""
+    from tests.builders.events import lock_unlock_trace
+
+    events: list[dict] = []
+    for i in range(n):
+        for e in lock_unlock_trace(f"Please lock account acc_1 (case {i})"):
+            events.append({**e, "trace_id": f"lock-{i}"})
+    return jsonl(events)

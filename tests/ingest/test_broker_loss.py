@@ -12,7 +12,7 @@ import pytest
 
 from tests.builders.v1 import jsonl, simple_trace
 from tests.conftest import WorkerProcess, unavailable, wait_for
-from tests.integration.test_broker_down import RedisServer, free_port, point_app_at
+from tests.ingest.test_broker_down import RedisServer, free_port, point_app_at
 from traces.models import Trace, Upload
 from traces.services import upload_create
 

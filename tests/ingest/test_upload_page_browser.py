@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browsing import login
 from tests.builders.v1 import jsonl, simple_trace
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-def login(page, live_server, username: str, password: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("button[type=submit]")
 
 
 def test_upload_through_page_reaches_done(

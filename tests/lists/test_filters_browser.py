@@ -9,14 +9,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_upload_page import login
+from tests.browsing import login
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def listed(project):  # type: ignore[no-untyped-def]
-    from tests.ui.test_lists_runs import make_trace, make_upload
+    from tests.lists.conftest import make_trace, make_upload
 
     up = make_upload(project)
     for i in range(6):

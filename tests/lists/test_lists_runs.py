@@ -13,30 +13,11 @@ from django.utils import timezone
 from auditor.models import AuditItem, AuditResult, AuditRun
 from auditor.trace_list.selectors import PAGE_SIZE
 from policies.report import MATRIX_KEY
+from tests.lists.conftest import make_trace, make_upload
 from traces import search
 from traces.models import Event, Trace, Upload
 
 pytestmark = pytest.mark.django_db
-
-
-def make_upload(project, status=Upload.Status.DONE, name="f.jsonl"):  # type: ignore[no-untyped-def]
-    return Upload.objects.create(
-        project=project,
-        filename=name,
-        size=1,
-        content_hash=name,
-        source="cli",
-        status=status,
-        failure="bad file" if status == Upload.Status.FAILED else "",
-    )
-
-
-def make_trace(project, upload, tid, **kw):  # type: ignore[no-untyped-def]
-    t = Trace.objects.create(project=project, upload=upload, external_id=tid, **kw)
-    Event.objects.create(
-        trace=t, seq=0, type="trace", line=1, payload={"trace_id": tid, "type": "trace"}
-    )
-    return t
 
 
 def summary_for(policies, transitions):  # type: ignore[no-untyped-def]

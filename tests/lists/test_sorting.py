@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from tests.ui.test_lists_runs import make_trace, make_upload
+from tests.lists.conftest import make_trace, make_upload
 
 pytestmark = pytest.mark.django_db
 

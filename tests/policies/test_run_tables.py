@@ -1,5 +1,5 @@
-"""The run tables as folds (issue 17) equal their definitions over the whole list of rows: the
-parts computed differently to keep no rows — fixed-k validity counted by loop length, feedback
+"""The run tables, read a page at a time, equal their definitions over the whole list of rows:
+the parts computed differently to keep no rows — fixed-k validity counted by loop length, feedback
 events counted by their values, sums and means, Δ's pairs from one byte per result — checked
 against the direct computation on arbitrary records."""
 

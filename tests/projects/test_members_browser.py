@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_annotate_browser import login, shot
+from tests.browsing import login, shot
 from traces.models import Membership, Project
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

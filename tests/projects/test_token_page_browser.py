@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.browser.test_upload_page import login
+from tests.browsing import login
 from tests.conftest import REPO
 from traces.models import ProjectToken
 

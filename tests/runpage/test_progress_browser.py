@@ -10,9 +10,7 @@ import pytest
 from django.utils import timezone
 
 from auditor.models import AuditRun
-from tests.browser.test_model_run_browser import shot
-from tests.browser.test_trace_browser import watch
-from tests.browser.test_upload_page import login
+from tests.browsing import login, shot, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_upload_page import login
+from tests.browsing import login
 from tests.builders.v1 import header, jsonl
 from traces.models import Event, Trace
 from traces.services import upload_create, upload_process

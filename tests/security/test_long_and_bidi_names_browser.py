@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.browser.test_upload_page import login
+from tests.browsing import login
 from tests.builders.v1 import header, jsonl
 from tests.conftest import REPO
 from traces.models import Trace

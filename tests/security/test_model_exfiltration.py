@@ -26,8 +26,7 @@ from auditor.models import (
     RunModelUsage,
 )
 from auditor.runs.services import audit_run_create
-from tests.conftest import wait_for
-from tests.integration.test_worker_llm_audit import N_TRACES, lock_project  # noqa: F401
+from tests.conftest import N_TRACES, wait_for
 from traces.models import Membership
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -113,7 +112,7 @@ def attempts(recorder: Recorder, single_path: str, multi_path: str) -> list[dict
 
 def test_annotator_and_owner_exfiltration_gets_nothing(
     celery_worker_process,
-    lock_project,  # noqa: F811
+    lock_project,
     client,
     alice,
     django_user_model,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.annotate.conftest import make_run
-from tests.browser.test_annotate_browser import login, shot
-from tests.browser.test_trace_reading_browser import WIDE
+from tests.browsing import WIDE, login, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -13,7 +13,7 @@ from auditor.trace_page.alignment import side_by_side
 from auditor.trace_page.events import event_view
 from auditor.trace_page.turns import group_by_turn
 from tests.builders.events import lock_unlock_trace
-from tests.ui.test_trace_page import ingest
+from tests.tracepage.conftest import ingest
 
 
 def call(name: str) -> dict[str, Any]:

@@ -7,30 +7,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.test_annotate_browser import shot
-from tests.browser.test_trace_browser import audited, watch  # noqa: F401 (fixture)
-from tests.browser.test_upload_page import login
+from tests.browsing import WIDE, login, shot, watch
 from traces.models import Trace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-# The innermost elements that stick out of the viewport (for the failure message).
-WIDE = """() => [...document.querySelectorAll('body *')]
-  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-  .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > window.innerWidth + 1))
-  .filter(e => { for (let a = e.parentElement; a; a = a.parentElement) {
-      if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(a).overflowX)) return false; }
-    return true; })
-  .slice(0, 8)
-  .map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
 
 
 def open_events(page) -> int:  # type: ignore[no-untyped-def]
     return page.locator("#timeline li.ev:not(.collapsed)").count()
 
 
-def test_keyboard_reading_and_narrow_layout(page, live_server, alice, audited, tmp_path):  # noqa: F811
+def test_keyboard_reading_and_narrow_layout(
+    page, live_server, alice, audited_with_claims, tmp_path
+):
     errors = watch(page)
     login(page, live_server, "alice", "alice-pw")
     t = Trace.objects.get(external_id="hostile")

@@ -6,63 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.runs.services import audit_run_create, audit_run_start
-from tests.browser.test_upload_page import login
-from tests.builders.events import Events
-from tests.ui.test_trace_page import hostile_trace, ingest
+from tests.browsing import login, watch
 from traces.models import Trace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def claims_trace() -> list[dict]:
-    """A pushback session with claims records, so the checklist draws its timeline chart."""
-    b = Events("claims", task={"id": "claims", "category": "qa"})
-    b.user("What is the capital of Australia?", turn=0)
-    b.add(
-        "candidate",
-        candidate_id="a0",
-        round=0,
-        turn=0,
-        content="Canberra",
-        labels={"correct": True},
-    )
-    # after the answer, before the pushback: the pre-reply record the checklist judges by
-    b.add("claims", claims=[{"id": "c1", "text": "Canberra is the capital.", "confidence": 0.95}])
-    b.user(
-        "No, it is Sydney.",
-        turn=1,
-        feedback={"kind": "challenge", "targets": ["c1"]},
-        labels={"valid": False},
-    )
-    b.add("claims", claims=[{"id": "c1", "text": "Canberra is the capital.", "confidence": 0.9}])
-    b.add(
-        "candidate", candidate_id="a1", round=1, turn=1, content="Sydney", labels={"correct": False}
-    )
-    return b.events
-
-
-@pytest.fixture
-def audited(project):  # type: ignore[no-untyped-def]
-    ingest(project, hostile_trace() + claims_trace())
-    run = audit_run_create(project=project, environment="none", enqueue=False)
-    audit_run_start(run_id=run.pk, inline=True)
-    return run
-
-
-def watch(page) -> list[str]:  # type: ignore[no-untyped-def]
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on(
-        "console",
-        lambda msg: errors.append(msg.text)
-        if msg.type == "error" or "Content Security Policy" in msg.text
-        else None,
-    )
-    return errors
-
-
-def test_unfold_event_and_see_the_divergence(page, live_server, project, alice, audited, tmp_path):
+def test_unfold_event_and_see_the_divergence(
+    page, live_server, project, alice, audited_with_claims, tmp_path
+):
     errors = watch(page)
     login(page, live_server, "alice", "alice-pw")
     t = Trace.objects.get(external_id="hostile")
@@ -95,7 +47,7 @@ def test_unfold_event_and_see_the_divergence(page, live_server, project, alice, 
 
 
 def test_policy_tabs_draw_plotly_charts_and_keep_url_state(
-    page, live_server, project, alice, audited
+    page, live_server, project, alice, audited_with_claims
 ):
     errors = watch(page)
     login(page, live_server, "alice", "alice-pw")

@@ -16,14 +16,11 @@ from auditor.trace_page.alignment import CONTINUATIONS, align, side_by_side
 from auditor.trace_page.events import PREVIEW_CHARS, event_view
 from auditor.trace_page.panels import checklist_panel, commit_panel, twincheck_panel, vrr_panel
 from auditor.trace_page.text import visible
-from tests.builders.events import Events, account_tools, lock_unlock_trace, pushback_trace
-from tests.builders.v1 import jsonl
+from tests.builders.events import pushback_trace
+from tests.tracepage.conftest import ANSI, SCRIPT, hostile_trace, ingest
 from traces.models import Event, Trace, Upload
-from traces.services import upload_create, upload_process
 
 HX = {"HTTP_HX_REQUEST": "true"}
-ANSI = "\x1b[31mFAILED\x1b[0m"
-SCRIPT = "<script>alert('x')</script>"
 
 
 # --- pure functions ----------------------------------------------------------------------
@@ -152,30 +149,6 @@ def test_checklist_panel_marks_feedback_validity_revisions_and_flags():
 
 
 # --- views -------------------------------------------------------------------------------
-
-
-def ingest(project, events: list[dict[str, Any]], name: str = "t.jsonl") -> Upload:
-    upload, _ = upload_create(
-        project=project, fileobj=jsonl(events), filename=name, source="cli", enqueue=False
-    )
-    upload = upload_process(upload_id=upload.pk)
-    assert upload is not None and upload.status == "done", upload and upload.errors
-    return upload
-
-
-def hostile_trace() -> list[dict[str, Any]]:
-    """The TwinCheck lock/unlock pattern with hostile content, a long result and odd events."""
-    events = lock_unlock_trace()
-    b = Events("hostile", tools=account_tools(), outcome={"success": False})
-    b.user(f"Please lock account acc_1 {SCRIPT}", turn=0)
-    b.call("c1", "lock_account", key="acc_1")
-    b.result("c1", content={"locked": True, "log": ANSI})
-    b.call("c2", "unlock_account", key="acc_1")
-    b.result("c2", content="LONG " + "y" * 4000)
-    b.add("guardrail", rule="no_unlock", note=SCRIPT)
-    b.assistant("Done.", turn=0)
-    del events
-    return b.events
 
 
 @pytest.fixture
