@@ -15,7 +15,7 @@ lost its connection raises `redis.exceptions.ConnectionError`, which kombu's cle
 handles, and the consumer goes on to reconnect. The unacknowledged message stays in Redis'
 unacked set (restored after `visibility_timeout`) or, if Redis lost its data, the sweep
 (`auditor.tasks.resume_stale_work`) takes the job over; jobs are claimed exactly once, so a
-redelivery is harmless. tests/integration/test_broker_loss.py fails without this.
+redelivery is harmless. tests/ingest/test_broker_loss.py fails without this.
 """
 
 from __future__ import annotations

@@ -38,16 +38,6 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
 
 
-def _policies_bench():  # type: ignore[no-untyped-def]
-    """bench/policies.py as a module (its name would shadow the policies package on sys.path)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_policies", ROOT / "bench" / "policies.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def start_worker(concurrency: int, log: Path) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [
@@ -242,10 +232,11 @@ def best_rate(auditor, ids, events, repeat: int) -> float:  # type: ignore[no-un
 
 
 def trace_parts(count: int, n_events: int, size: int = 10_000):  # type: ignore[no-untyped-def]
-    """bench/policies.py's `make_traces(count, n_events)`, the same traces, in parts."""
+    """`tests.builders.synthetic.make_traces(count, n_events)`, the same traces, in parts."""
     import random
 
-    kinds = _policies_bench().KINDS
+    from tests.builders.synthetic import KINDS as kinds
+
     rng = random.Random(0)
     for start in range(0, count, size):
         stop = min(count, start + size)

@@ -3,11 +3,11 @@
 
     .venv/bin/python bench/llm_cache.py [--traces 4000] [--events 50]
 
-Same synthetic traces as bench/policies.py, all four policies. Times, in this one process:
-the offline audit with the heuristic judge (baseline), then the same audit with the ``llm``
-judge served entirely from a warm cache by an offline client (no network), once with the
-in-memory cache and once with the file cache. The cache is warmed first against the scripted
-fake server (tests/fakes), which is not timed.
+Same synthetic traces as bench/policies.py (tests/builders/synthetic.py), all four policies.
+Times, in this one process: the offline audit with the heuristic judge (baseline), then the
+same audit with the ``llm`` judge served entirely from a warm cache by an offline client (no
+network), once with the in-memory cache and once with the file cache. The cache is warmed first
+against the scripted fake server (tests/fakes), which is not timed.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.policies import make_traces  # noqa: E402
 from policies import Auditor, Trace  # noqa: E402
 from policies.llm import FileCache, MemoryCache, ModelClient, ModelConfig  # noqa: E402
 from policies.llm.judge import LLMJudge  # noqa: E402
 from policies.llm.netguard import AddressGuard
+from tests.builders.synthetic import make_traces  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
-"""The four policies' speed now against an earlier commit, in one process: the earlier
-`policies` package is read from git into a temporary directory as `policies_base`, and the two
-audit the same synthetic traces (bench/policies.py's mix) in alternating chunks, so both see
+"""The four policies' speed now against an earlier commit, in one process: the earlier `policies`
+package is read from git into a temporary directory as `policies_base`, and the two audit the
+same synthetic traces (tests/builders/synthetic.py's mix) in alternating chunks, so both see
 the same machine load. Reports the time ratio new/base (total and median chunk) and checks that
 every result is identical.
 
@@ -26,19 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from policies import Auditor  # noqa: E402
+from tests.builders.synthetic import make_traces  # noqa: E402
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "vrr": {"params": {"rho0": 0.2, "rho1": 0.15, "alpha": 0.3, "beta": 0.2, "prior": 0.6}}
 }
-
-
-def _load(name: str, path: Path) -> Any:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _base_package(rev: str, into: Path) -> Any:
@@ -63,7 +55,7 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=100)
     ap.add_argument("--passes", type=int, default=2)
     a = ap.parse_args()
-    traces = _load("policies_bench", ROOT / "bench" / "policies.py").make_traces(a.traces, 50)
+    traces = make_traces(a.traces, 50)
     with tempfile.TemporaryDirectory() as tmp:
         base_pkg = _base_package(a.base, Path(tmp))
         base, new = base_pkg.Auditor(settings=SETTINGS), Auditor(settings=SETTINGS)

@@ -44,16 +44,6 @@ PROJECT = "bench-run-page"
 CATEGORIES = [f"cat-{i}" for i in range(10)]
 
 
-def _policies_bench():  # type: ignore[no-untyped-def]
-    """bench/policies.py as a module (its name would shadow the policies package on sys.path)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("bench_policies", ROOT / "bench" / "policies.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def seed_run(project):  # type: ignore[no-untyped-def]
     """The small run whose results the big one copies: real policies over real events."""
     import orjson
@@ -65,7 +55,9 @@ def seed_run(project):  # type: ignore[no-untyped-def]
     run = AuditRun.objects.filter(project=project, label="seed", status="done").first()
     if run is not None:
         return run
-    traces = _policies_bench().make_traces(SEED, 50)
+    from tests.builders.synthetic import make_traces
+
+    traces = make_traces(SEED, 50)
     data = b"".join(orjson.dumps(e) + b"\n" for t in traces for e in t)
     up, _ = upload_create(
         project=project, fileobj=data, filename="seed.jsonl", source="cli", enqueue=False

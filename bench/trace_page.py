@@ -10,7 +10,7 @@ traces written straight to the tables — N and 10 events, alternating tool call
 each with an audit run whose TwinCheck result replaces the middle call, so the page renders the
 timeline, the side-by-side and the panels. Times the page in-process through Django's test client
 (routing, middleware, queries, template: the server's whole work for a request). Timing belongs
-here, not in tests/ui/test_trace_page.py, which asserts what the page shows.
+here, not in tests/tracepage/test_trace_page.py, which asserts what the page shows.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""gunicorn settings of the web tier (docker/entrypoint.sh; tests/integration/test_web_server.py
+"""gunicorn settings of the web tier (docker/entrypoint.sh; tests/site/test_web_server.py
 runs the same file). Each value can be overridden by the environment variable named.
 
 Slow clients: with sync workers one client trickling an upload at 1 byte/s holds a whole

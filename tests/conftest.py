@@ -7,6 +7,7 @@ fails instead, so a missing service can never turn a red run green.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -301,3 +302,42 @@ def fuzz_examples(n: int) -> int:
     """Examples for a fuzz/property test: `n` in the normal run, TA_FUZZ_SCALE times more in a
     deep run (scripts/fuzz)."""
     return n * max(1, int(os.environ.get("TA_FUZZ_SCALE", "1")))
+
+
+# --- model-backed audits -------------------------------------------------------------------
+N_TRACES = 4  # traces of `lock_project`
+
+
+@pytest.fixture()
+def lock_project(project):  # type: ignore[no-untyped-def]
+    """Alice's project with N_TRACES lock/unlock traces, one case each (tests.builders.v1)."""
+    from tests.builders.v1 import lock_cases
+    from traces.services import upload_create, upload_process
+
+    up, _ = upload_create(
+        project=project,
+        fileobj=lock_cases(N_TRACES),
+        filename="lock.jsonl",
+        source="cli",
+        enqueue=False,
+    )
+    assert upload_process(upload_id=up.pk).traces_accepted == N_TRACES
+    return project
+
+
+def decisions(run) -> list[tuple[str, str, bytes]]:  # type: ignore[no-untyped-def]
+    """A run's results, comparable across runs: trace id, transition, the stored record."""
+    from auditor.models import AuditResult
+
+    rows = AuditResult.objects.filter(run=run).select_related("trace").order_by("trace_id")
+    return [
+        (
+            r.trace.external_id,
+            r.transition,
+            json.dumps(
+                [r.record, r.guarded_trajectory, r.guarded_success, r.continuation],
+                sort_keys=True,
+            ).encode(),
+        )
+        for r in rows
+    ]

@@ -1,9 +1,9 @@
 """Code candidates' sandbox outcomes kept per project across runs (`ExecutionResult`), for
-`policies.sandbox.code_tests.execute_hidden_tests`: without them, re-auditing a project that executes
-its candidates would run every one of them again, which is most of each run's start. A
-program's key covers its text, the sandbox's limits and code and the
-interpreter, so a changed limit or launcher runs it anew; a timed-out run is never kept (it
-depends on the machine's load). TA_SANDBOX_REUSE=0 runs every program every time."""
+`policies.sandbox.code_tests.execute_hidden_tests`: without them, re-auditing a project that
+executes its candidates would run every one of them again, which is most of each run's start. A
+program's key covers its text, the sandbox's limits and code and the interpreter, so a changed
+limit or launcher runs it anew; a run stopped by the wall clock is never kept (it depends on the
+machine's load). TA_SANDBOX_REUSE=0 runs every program every time."""
 
 from __future__ import annotations
 

@@ -9,15 +9,15 @@ import pytest
 
 from auditor.models import AuditRun
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.builders.events import lock_unlock_trace
+from tests.builders.v1 import jsonl
 from tests.conftest import REPO
-from tests.ingest.helpers import jsonl
-from tests.policies._build import lock_unlock_trace
+from tests.real_data import real_file
 from traces.models import Membership
 from traces.services import upload_create, upload_process
 
 EXAMPLES = REPO / "traces" / "schema" / "examples"
-SYCON = REPO.parent / "shared" / "data" / "sycon-bench"
-SYCON = SYCON / "false_presuppositions_gpt-4o_prompt0.jsonl"
+SYCON = real_file("sycon-bench/false_presuppositions_gpt-4o_prompt0.jsonl")
 
 
 def ingest_bytes(project, data: bytes, name: str):  # type: ignore[no-untyped-def]

@@ -102,7 +102,7 @@ def test_filter_queue_asks_every_matching_result(run, alice):
 
 def test_queue_from_real_sycon_run_has_one_item_per_pushback(project, alice):
     if not SYCON.exists():
-        pytest.fail(f"shared data missing: {SYCON}")
+        pytest.fail(f"real data file missing: {SYCON}")
     ingest_bytes(project, SYCON.read_bytes(), SYCON.name)
     run = make_run(project, locks=0, examples=False, policies=["checklist"])
     queue = queue_create(run=run, name="pushbacks", kinds=["feedback"], source="filter", user=alice)

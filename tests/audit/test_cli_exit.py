@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
+from tests.builders.v1 import jsonl
 from tests.conftest import REPO, _db_url
-from tests.ingest.helpers import jsonl
 from traces.services import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db(transaction=True)

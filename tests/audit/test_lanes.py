@@ -13,6 +13,7 @@ from auditor.runs import work
 from auditor.runs.models import DECISION_FIELDS
 from auditor.runs.services import audit_run_create, audit_run_start
 from tests.audit.test_runs import LDB, SYCON, ingest_file
+from tests.real_data import need_full
 
 COLUMNS = ("trace_id", "policy", "guarded_trajectory", "guarded_from", *DECISION_FIELDS)
 
@@ -44,6 +45,7 @@ def stored(run: AuditRun) -> dict[tuple[int, str], dict]:
 
 @pytest.mark.django_db(transaction=True)
 def test_overlapped_batches_store_what_one_thread_stores(postgres, project, settings, monkeypatch):  # type: ignore[no-untyped-def]
+    need_full()  # batches and threads counted for the full files' traces
     ingest_file(project, SYCON)  # 200 traces: four batches, so reads and writes overlap
     ingest_file(project, LDB)
     threads = store_threads(monkeypatch)
@@ -71,6 +73,7 @@ def test_overlapped_batches_store_what_one_thread_stores(postgres, project, sett
 
 @pytest.mark.django_db(transaction=True)
 def test_a_failed_write_is_raised_and_its_batch_stays_pending(project, monkeypatch):
+    need_full()  # a second batch needs more SYCON traces than the sample holds
     ingest_file(project, SYCON)
     writes = 0
     store = work.store_results
@@ -99,6 +102,7 @@ def test_a_failed_write_is_raised_and_its_batch_stays_pending(project, monkeypat
 @pytest.mark.django_db
 def test_inside_a_transaction_the_batches_stay_in_this_thread(project, monkeypatch):
     """A test's transaction (or a caller's atomic block) holds rows no other connection sees."""
+    need_full()  # four batches of the full file's 200 traces
     ingest_file(project, SYCON)
     threads = store_threads(monkeypatch)
     run = audited(project)
@@ -128,6 +132,7 @@ def test_an_inline_audit_goes_chunk_by_chunk_with_one_bar(project, monkeypatch):
     """The CLI's inline audit holds one chunk's traces at a time; its bar counts the run's."""
     from auditor.runs import services
 
+    need_full()  # chunks of 60 of the full file's 200 traces
     ingest_file(project, SYCON)
     monkeypatch.setattr(services, "INLINE_CHUNK_TRACES", 60)
     sizes: list[int] = []

@@ -15,8 +15,8 @@ from auditor.llm.endpoints import endpoint_by_ref, endpoint_save
 from auditor.llm.settings import model_settings_from
 from auditor.models import AuditResult, ModelCallRecord, RunModelUsage
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.builders.v1 import lock_cases
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.integration.test_worker_llm_audit import lock_traces
 from tests.policies.llm.scripts import verifier_against
 from traces.models import Membership, Project
 from traces.services import upload_create, upload_process
@@ -50,7 +50,7 @@ def project_with_traces(name: str, owner) -> Project:  # type: ignore[no-untyped
     p = Project.objects.create(name=name)
     Membership.objects.create(project=p, user=owner, role=Membership.Role.OWNER)
     up, _ = upload_create(
-        project=p, fileobj=lock_traces(N), filename="l.jsonl", source="cli", enqueue=False
+        project=p, fileobj=lock_cases(N), filename="l.jsonl", source="cli", enqueue=False
     )
     assert upload_process(upload_id=up.pk).traces_accepted == N
     return p

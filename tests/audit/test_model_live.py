@@ -8,8 +8,8 @@ import pytest
 
 from auditor.models import AuditResult
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.builders.v1 import jsonl
 from tests.fakes.openai_server import FakeOpenAI
-from tests.ingest.helpers import jsonl
 from traces.services import upload_create, upload_process
 
 pytest.importorskip("bfcl_eval")

@@ -11,9 +11,9 @@ import pytest
 
 from auditor.models import AuditResult, ModelCallRecord, RunModelUsage
 from auditor.runs.services import audit_run_create, audit_run_start
+from tests.builders.events import pushback_trace
+from tests.builders.v1 import jsonl
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.ingest.helpers import jsonl
-from tests.policies._build import pushback_trace
 from traces.services import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db
@@ -89,11 +89,12 @@ def test_claims_and_recheck_uses_run_through_the_app(project):
 
 
 def test_an_offline_rerun_from_the_database_cache_makes_no_request(project):
-    from tests.integration.test_worker_llm_audit import decisions, lock_traces
+    from tests.builders.v1 import lock_cases
+    from tests.conftest import decisions
     from tests.policies.llm.scripts import verifier_against
 
     up, _ = upload_create(
-        project=project, fileobj=lock_traces(3), filename="l.jsonl", source="cli", enqueue=False
+        project=project, fileobj=lock_cases(3), filename="l.jsonl", source="cli", enqueue=False
     )
     assert upload_process(upload_id=up.pk).traces_accepted == 3
     server = FakeOpenAI(verifier_against("unlock_account")).start()

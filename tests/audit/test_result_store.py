@@ -19,13 +19,14 @@ from auditor.runs.summary import audit_run_summary
 from auditor.runs.work import AuditorCache, with_env_name
 from policies.stats.report import MATRIX_KEY, summarise_run
 from policies.stats.twincheck_report import twincheck_report
-from tests.audit.test_runs import DATA, LDB, SYCON, ingest_file, run_inline
+from tests.audit.test_runs import LDB, SYCON, ingest_file, run_inline
+from tests.real_data import real_file
 from traces.models import Trace
 from traces.selectors import load_events
 
 pytestmark = pytest.mark.django_db
 
-TAU = DATA / "tau-bench" / "gpt-4o-airline.json"
+TAU = real_file("tau-bench/gpt-4o-airline.json")
 
 
 def policy_results(run: AuditRun) -> dict[tuple[int, str], dict]:
@@ -136,8 +137,9 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
     TwinCheck's report and with checklist feedback events — across page boundaries."""
     ingest_file(project, path)
     run = run_inline(project, environment="none")
-    assert AuditResult.objects.filter(run=run, policy="vrr").count() > 2 * 7
-    monkeypatch.setattr(summary_module, "PAGE_SIZE", 7)
+    page = 4  # pages of 4 results: more than two pages even in the samples' 11 τ-bench traces
+    assert AuditResult.objects.filter(run=run, policy="vrr").count() > 2 * page
+    monkeypatch.setattr(summary_module, "PAGE_SIZE", page)
     if path == TAU:
         assert run.summary["twincheck"]["report"]
     else:  # the projected feedback events are there and counted

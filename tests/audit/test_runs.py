@@ -18,20 +18,21 @@ from auditor.runs.services import (
 )
 from auditor.runs.summary import audit_run_counts
 from auditor.runs.work import audit_chunk_process
-from tests.conftest import REPO
+from tests.real_data import count_records, need_full, real_file
 from traces.models import Upload
 from traces.services import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db
 
-DATA = REPO.parent / "shared" / "data"
-SYCON = DATA / "sycon-bench" / "false_presuppositions_gpt-4o_prompt0.jsonl"
-LDB = DATA / "ldb" / "humaneval_reflexion_gpt-3.5-turbo-0613.jsonl"
+SYCON = real_file("sycon-bench/false_presuppositions_gpt-4o_prompt0.jsonl")
+LDB = real_file("ldb/humaneval_reflexion_gpt-3.5-turbo-0613.jsonl")
+N = count_records(SYCON)  # 200 in the full file
+N_LDB = count_records(LDB)  # 164 in the full file
 
 
 def ingest_file(project, path: Path) -> Upload:  # type: ignore[no-untyped-def]
     if not path.exists():
-        pytest.fail(f"shared data missing: {path}")
+        pytest.fail(f"real data file missing: {path}")
     with path.open("rb") as fh:
         upload, _ = upload_create(
             project=project, fileobj=fh, filename=path.name, source="cli", enqueue=False
@@ -122,7 +123,7 @@ def test_rerunning_a_finished_run_adds_nothing(project):
     ingest_file(project, SYCON)
     run = run_inline(project, policies=["checklist", "commit"], environment="none")
     before = (AuditResult.objects.count(), AuditItem.objects.count())
-    assert before == (400, 200)
+    assert before == (2 * N, N)
     assert audit_run_start(run_id=run.pk, inline=True) is None  # already claimed
     ids = list(run.items.values_list("trace_id", flat=True))
     assert audit_chunk_process(run_id=run.pk, trace_ids=ids) == 0  # a redelivered chunk
@@ -146,23 +147,24 @@ def test_a_failing_trace_is_recorded_and_can_be_retried(project, monkeypatch):
 
     monkeypatch.setattr(Auditor, "audit", flaky)
     run = run_inline(project, policies=["checklist"], environment="none")
-    assert run.status == "done" and run.error_count == 1 and run.traces_done == 200
+    assert run.status == "done" and run.error_count == 1 and run.traces_done == N
     item = run.items.get(status="error")
     assert item.trace.external_id == victim and "simulated failure" in item.error
     monkeypatch.setattr(Auditor, "audit", real)
     assert audit_run_retry_errors(run=run) == 1
     run.refresh_from_db()
     assert run.status == "running"
-    assert run.traces_done == 199  # the retried trace is pending again
+    assert run.traces_done == N - 1  # the retried trace is pending again
     audit_chunk_process(run_id=run.pk, trace_ids=[item.trace_id])
     run.refresh_from_db()
-    assert (run.status, run.error_count, run.traces_done) == ("done", 0, 200)
-    assert AuditResult.objects.filter(run=run).count() == 200
+    assert (run.status, run.error_count, run.traces_done) == ("done", 0, N)
+    assert AuditResult.objects.filter(run=run).count() == N
 
 
 def test_the_done_count_moves_once_per_batch_with_the_items_done(project):
     """The run page's done/total comes from traces_done, which each batch moves by the items it
     finished (no count of the run's items per batch); the progress callback sees the same."""
+    need_full()  # four batches of 50 need the full file's 200 traces
     ingest_file(project, SYCON)
     run = audit_run_create(project=project, policies=["commit"], environment="none", enqueue=False)
     seen = []
@@ -190,8 +192,8 @@ def test_inline_cli_shows_a_progress_bar_when_asked(project, capsys, flag):
     args = ["audit", "--project", project.name, "--policies", "commit", "--inline"]
     call_command(*args, *(["--progress"] if flag else []))
     out, err = capsys.readouterr()
-    assert "200 traces, 0 errors" in out
-    assert ("200/200" in err) is flag and "200/200" not in out
+    assert f"{N} traces, 0 errors" in out
+    assert (f"{N}/{N}" in err) is flag and f"{N}/{N}" not in out
 
 
 def test_settings_are_checked_before_the_run_starts(project):

@@ -10,8 +10,8 @@ from django.urls import reverse
 from auditor.models import Calibration
 from auditor.runs.calibration import executed_labels
 from auditor.runs.models import ExecutionResult
+from tests.audit.test_worker_sandbox import _hostile_loop
 from tests.export.conftest import ingest, run_inline
-from tests.integration.test_worker_sandbox import _hostile_loop
 
 pytestmark = pytest.mark.django_db
 

@@ -10,13 +10,12 @@ import pytest
 
 from auditor.models import AuditResult, AuditRun
 from auditor.runs.services import audit_run_create, audit_run_start
-from tests.conftest import REPO
+from tests.real_data import count_records, real_file
 from traces.models import Event, Membership, Project, Trace, Upload
 from traces.services import upload_create, upload_process
 
-SYCON = (
-    REPO.parent / "shared" / "data" / "sycon-bench" / "false_presuppositions_gpt-4o_prompt0.jsonl"
-)
+SYCON = real_file("sycon-bench/false_presuppositions_gpt-4o_prompt0.jsonl")
+SYCON_TRACES = min(50, count_records(SYCON))  # the first 50 (the sample holds fewer)
 
 
 def hostile_v1() -> bytes:
@@ -77,7 +76,7 @@ def hostile_v1() -> bytes:
 def ingest(project: Project, data: bytes | Path, filename: str = "t.jsonl") -> Upload:
     if isinstance(data, Path):
         if not data.exists():
-            pytest.fail(f"shared data missing: {data}")
+            pytest.fail(f"real data file missing: {data}")
         data = data.read_bytes()
     upload, _ = upload_create(
         project=project, fileobj=data, filename=filename, source="cli", enqueue=False
@@ -97,11 +96,9 @@ def run_inline(project: Project, **kwargs) -> AuditRun:  # type: ignore[no-untyp
 
 @pytest.fixture
 def audited(project):  # type: ignore[no-untyped-def]
-    """Alice's project with 50 SYCON pushback traces (real data, through the importer) and
-    hand-written v1 traces, audited by all policies."""
-    if not SYCON.exists():
-        pytest.fail(f"shared data missing: {SYCON}")
-    head = b"".join(SYCON.read_bytes().splitlines(keepends=True)[:50])
+    """Alice's project with the first 50 SYCON pushback traces (real data, through the
+    importer) and hand-written v1 traces, audited by all policies."""
+    head = b"".join(SYCON.read_bytes().splitlines(keepends=True)[:SYCON_TRACES])
     ingest(project, head, SYCON.name)
     ingest(project, hostile_v1(), "hand.jsonl")
     ingest(project, claimed_pushback(), "claims.jsonl")

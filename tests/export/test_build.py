@@ -18,7 +18,7 @@ from auditor.exports.writers import WRITERS
 from auditor.exports.writers.parquet import parquet_schema
 from auditor.models import AuditResult, Export
 from tests.conftest import STRICT
-from tests.export.conftest import ingest
+from tests.export.conftest import SYCON_TRACES, ingest
 from traces.models import Event, Project, Trace
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_jsonl_round_trip_reingests_the_same_traces_and_events(audited):
         return out
 
     assert snapshot(fresh) == snapshot(project)
-    assert len(snapshot(project)) == 57  # 50 SYCON + 3 hand-written + 4 with claim records
+    assert len(snapshot(project)) == SYCON_TRACES + 7  # + 3 hand-written + 4 with claim records
     header = {t.external_id: t for t in Trace.objects.filter(project=fresh)}
     for line in lines:
         t = header[line["trace"]["trace_id"]]

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import orjson
 
+from tests.real_data import data_root
 from traces.importers import IMPORTERS, ImportReport
 from traces.importers.v1 import V1Importer
 
-# ../shared/data beside the repo (CI has the same layout); never copied into the repo.
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+# The real files: ../shared/data beside the repo, else the samples in tests/data/real.
+DATA = data_root()
 
 
 def run(fmt: str, data: bytes | Path, name: str = "") -> tuple[list, ImportReport]:

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import fuzz_examples
+from tests.real_data import need_full
 from traces.importers import detect
 
 from ._helpers import (
@@ -56,6 +57,7 @@ def test_every_real_record_imports(path):
 
 
 def test_tau_record_mapping():
+    need_full()  # the counts of successes and of runs without reward_info are the full file's
     events, report = run("tau_bench", TAU)
     traces = check_invariants(events)
     first = traces["tau-bench:airline:task0:trial0"]

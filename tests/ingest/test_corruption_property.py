@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.builders.v1 import simple_trace
 from tests.conftest import fuzz_examples
-from tests.ingest.helpers import simple_trace
 from traces.collect import trace_id_from_raw
 from traces.models import Project, Trace, Upload
 from traces.services import upload_create, upload_process

@@ -8,12 +8,12 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tests.conftest import REPO
+from tests.real_data import count_records, real_file
 from traces.services import upload_create, upload_process
 
 pytestmark = pytest.mark.django_db
 
-HUMANEVAL = REPO.parent / "shared" / "data" / "ldb" / "humaneval_reflexion_gpt-3.5-turbo-0613.jsonl"
+HUMANEVAL = real_file("ldb/humaneval_reflexion_gpt-3.5-turbo-0613.jsonl")
 
 
 def ingest(project, data: bytes, name: str):  # type: ignore[no-untyped-def]
@@ -34,7 +34,11 @@ def real(drop: tuple[str, ...] = (), **change) -> bytes:  # type: ignore[no-unty
 
 def test_every_record_rejected_names_the_format_and_the_missing_field(project, client, alice):
     up = ingest(project, real(drop=("given_tests",)), "run.jsonl")
-    assert up.status == "done" and up.traces_accepted == 0 and up.traces_rejected == 164
+    assert (
+        up.status == "done"
+        and up.traces_accepted == 0
+        and up.traces_rejected == count_records(HUMANEVAL)
+    )
     summary = up.report["rejected_all"]
     assert summary.startswith("every record was rejected when read as repair_runs")
     assert "$.given_tests" in summary and "votes cannot be counted" in summary
@@ -56,7 +60,10 @@ def test_final_solution_file_reports_what_it_lacks_on_the_upload_page(project, c
         real(drop=("implementations", "test_feedback", "given_tests", "is_passing")),
         "humaneval_reflexion_gpt-3.5-turbo-0613.jsonl",
     )
-    assert up.status == "done" and (up.traces_accepted, up.traces_rejected) == (164, 0)
+    assert up.status == "done" and (up.traces_accepted, up.traces_rejected) == (
+        count_records(HUMANEVAL),
+        0,
+    )
     [note] = up.report["notes"]
     client.force_login(alice)
     page = client.get(up.get_absolute_url()).content.decode()

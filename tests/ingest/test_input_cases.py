@@ -12,7 +12,7 @@ import zlib
 import orjson
 import pytest
 
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from traces.reader import LimitExceeded, Limits, _GzipGuard
 from traces.services import upload_create, upload_process
 

@@ -4,7 +4,7 @@ jsonb cannot hold U+0000, and the report is where the user learns what was wrong
 import orjson
 import pytest
 
-from tests.ingest.helpers import simple_trace
+from tests.builders.v1 import simple_trace
 from traces.models import Project, Trace, Upload
 from traces.services import upload_create, upload_process
 

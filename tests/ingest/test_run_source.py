@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from tests.conftest import REPO
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
+from tests.real_data import real_file
 from traces.models import Trace, Upload
 from traces.run_source import RunSource, qualify
 from traces.samples.bfcl import generate
@@ -18,7 +18,7 @@ from traces.services import UploadRejected, upload_create, upload_process
 
 pytestmark = pytest.mark.django_db
 
-HUMANEVAL = REPO.parent / "shared" / "data" / "ldb" / "humaneval_reflexion_gpt-3.5-turbo-0613.jsonl"
+HUMANEVAL = real_file("ldb/humaneval_reflexion_gpt-3.5-turbo-0613.jsonl")
 
 
 def ingest(project, data: bytes, filename: str, **kw) -> Upload:  # type: ignore[no-untyped-def]

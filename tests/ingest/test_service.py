@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from tests.ingest.helpers import gz, header, jsonl, simple_trace
+from tests.builders.v1 import gz, header, jsonl, simple_trace
 from traces.models import Event, Trace, Upload
 from traces.services import UploadRejected, upload_create, upload_process
 

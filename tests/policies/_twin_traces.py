@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._build import Events
+from tests.builders.events import Events
 
 S = {"type": "string"}
 N = {"type": "number"}

@@ -20,8 +20,8 @@ from policies.certificates import (
 from policies.facts import TraceFacts
 from policies.tool_profile import build_profile
 from policies.trace import ToolCall, Trace
+from tests.builders.events import Events, account_tools, lock_unlock_trace
 
-from ._build import Events, account_tools, lock_unlock_trace
 from ._twin_traces import FILES, MESSAGES, SOCIAL, TRADING, VEHICLE, bfcl, brake_release, stale_card
 
 

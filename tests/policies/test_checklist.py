@@ -25,8 +25,7 @@ from policies.stats.checklist_metrics import (
     feedback_rates,
 )
 from policies.trace import Claim, Trace
-
-from ._build import Events, elicited_claims, pushback_trace
+from tests.builders.events import Events, elicited_claims, pushback_trace
 
 
 @pytest.mark.parametrize(

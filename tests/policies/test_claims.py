@@ -9,8 +9,7 @@ import pytest
 from policies.audit import audit_trace
 from policies.checklist.claims import claim_changes, fold_text, merge_elicited
 from policies.trace import Claims, Trace
-
-from ._build import Events, elicited_claims
+from tests.builders.events import Events, elicited_claims
 
 
 def session() -> list[dict[str, Any]]:

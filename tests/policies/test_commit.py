@@ -15,8 +15,7 @@ from policies.commit.policy import (
     period_two,
 )
 from policies.trace import Trace
-
-from ._build import Events
+from tests.builders.events import Events
 
 FOLD = ExtractorSettings()
 

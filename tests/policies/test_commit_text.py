@@ -17,8 +17,7 @@ from policies.commit.text import (
     is_short_answer,
 )
 from policies.trace import Trace
-
-from ._build import Events
+from tests.builders.events import Events
 
 PARAGRAPHS = [
     "When we run out of IPv4 addresses, new devices share public addresses through NAT, and "

@@ -12,8 +12,8 @@ from policies.judges import PairRequest, Proposal, Verdict
 from policies.tool_profile import build_profile
 from policies.trace import ToolCall, Trace
 from policies.twincheck.policy import TwinCheckSettings, switch_gate
+from tests.builders.events import Events, account_tools
 
-from ._build import Events, account_tools
 from ._twin_traces import brake_release
 
 GATE = TwinCheckSettings()

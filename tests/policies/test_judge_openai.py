@@ -13,9 +13,8 @@ from policies.audit import audit_trace
 from policies.judge_registry import make_judge
 from policies.llm.judge import LLMJudge, parse_verdict
 from policies.llm.netguard import AddressGuard
+from tests.builders.events import lock_unlock_trace
 from tests.fakes.openai_server import FakeOpenAI, Reply
-
-from ._build import lock_unlock_trace
 
 KEY = "sk-alias-test-secret"
 

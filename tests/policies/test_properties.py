@@ -15,8 +15,7 @@ from policies.replay import replay
 from policies.trace import Trace
 from policies.twincheck.policy import TwinCheckSettings, switch_gate
 from policies.vrr.rule import belief_predict, belief_update
-
-from ._build import lock_unlock_trace
+from tests.builders.events import lock_unlock_trace
 
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 GATE = TwinCheckSettings()

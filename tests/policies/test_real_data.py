@@ -1,4 +1,4 @@
-"""The audits on the real data in ../shared/data (SPEC: tests may read it; CI has a copy).
+"""The audits on the real data (../shared/data, or its samples in tests/data/real).
 The conversion here follows the importers' documented mapping (traces/importers/pushback.py,
 repair_runs.py) without importing them, so these tests exercise only policies/."""
 
@@ -25,11 +25,10 @@ from policies.vrr.evidence import MIN_TRANSITIONS
 from policies.vrr.loops import loop_rounds
 from policies.vrr.rule import SignMemo, VrrParams
 from tests.conftest import unavailable
+from tests.real_data import need_full, real_files
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-SYCON = sorted((DATA / "sycon-bench").glob("*.jsonl"))
-LDB = sorted((DATA / "ldb").glob("*.jsonl"))
-pytestmark = pytest.mark.skipif(not SYCON or not LDB, reason="shared data not available")
+SYCON = real_files("sycon-bench", "*.jsonl")
+LDB = real_files("ldb", "*.jsonl")
 
 
 def first_sentence(text: str) -> str:
@@ -257,6 +256,7 @@ def test_ldb_loops_repeat_few_patterns_and_the_sign_memo_decides_them_as_the_che
     loop's (votes, accepts) rounds (`policies.vrr.rule.SignMemo`). On the real LDB loops, with
     identified parameters and bootstrap draws spread around them, every record is the one the
     policy writes when it keeps nothing."""
+    need_full()  # the few-patterns count holds for the 664 loops of the full files
     traces = [e for path in LDB for e in ldb_traces(path)]
     params = VrrParams(rho0=0.15, rho1=0.2, alpha=0.3, beta=0.4, prior=0.4)
     rng = random.Random(0)  # draws spread wide: the loops' agreements differ (0.43 to 0.97)

@@ -13,8 +13,7 @@ from policies.transitions import TRANSITIONS
 from policies.twincheck.policy import TwinCheckPolicy
 from policies.vrr.rule import VrrParams
 from policies.vrr.sim import loop_events, simulate_loops
-
-from ._build import Events, account_tools, lock_unlock_trace, pushback_trace
+from tests.builders.events import Events, account_tools, lock_unlock_trace, pushback_trace
 
 
 def test_replay_without_policies_returns_the_trace_unchanged() -> None:

@@ -9,8 +9,7 @@ from policies import Auditor
 from policies.stats.report import summarise_run
 from policies.vrr.rule import Round, VrrParams
 from policies.vrr.sim import SimLoop, loop_events, simulate_loops
-
-from ._build import lock_unlock_trace, pushback_trace
+from tests.builders.events import lock_unlock_trace, pushback_trace
 
 
 def test_summarise_twincheck_run_from_stored_dicts() -> None:

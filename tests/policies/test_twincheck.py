@@ -20,8 +20,8 @@ from policies.schema import validate
 from policies.tool_profile import build_profile
 from policies.trace import ToolCall, Trace
 from policies.twincheck.policy import TwinCheckSettings, structural_checks, switch_gate
+from tests.builders.events import Events, account_tools, lock_unlock_trace
 
-from ._build import Events, account_tools, lock_unlock_trace
 from ._twin_traces import brake_release, stale_card
 
 S = TwinCheckSettings()

@@ -11,9 +11,9 @@ import pytest
 
 from policies import Auditor
 from policies.llm.twin import TwinGenerator
+from tests.builders.events import Events, account_tools
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-from ._build import Events, account_tools
 from .llm.conftest import client
 
 KEY = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
@@ -65,7 +65,7 @@ def test_without_a_usable_proposal_the_deterministic_twin_stands(server: FakeOpe
 
 
 def test_other_certificates_never_ask_the_generator(server: FakeOpenAI) -> None:
-    from ._build import lock_unlock_trace
+    from tests.builders.events import lock_unlock_trace
 
     auditor = Auditor(("twincheck",), twin_generator=TwinGenerator(client(server)))
     rec = auditor.audit(lock_unlock_trace())["twincheck"].record["decisions"][0]

@@ -11,8 +11,7 @@ from policies.environments.base import Environment
 from policies.replay import NEEDS_LIVE, output_readers
 from policies.trace import Trace
 from policies.twincheck.policy import TwinCheckPolicy
-
-from ._build import Events, lock_unlock_trace
+from tests.builders.events import Events, lock_unlock_trace
 
 KEY = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
 KV = {

@@ -9,8 +9,8 @@ import pytest
 
 from policies import Auditor, ToyEnvironment
 from policies.stats.twincheck_report import twincheck_report
+from tests.builders.events import lock_unlock_trace
 
-from ._build import lock_unlock_trace
 from ._twin_traces import stale_card
 from .test_twincheck_replay import payment_trace
 

@@ -14,7 +14,7 @@ from policies.vrr.calibration import VoteObservation, calibrate
 from policies.vrr.decision import vrr_decide
 from policies.vrr.evidence import MIN_TRANSITIONS, clopper_pearson, rate_identified
 from policies.vrr.sensitivity import MARGINS, DeltaSensitivity
-from tests.policies._build import Events
+from tests.builders.events import Events
 
 
 def test_clopper_pearson_is_the_exact_interval() -> None:

@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from common.hygiene import clean_filename, csv_safe
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from traces.models import Upload
 from traces.services import upload_create, upload_process
 

@@ -14,7 +14,7 @@ from auditor.annotation.services import queue_create
 from auditor.exports.services import export_build, export_create
 from auditor.models import AuditRun
 from auditor.runs.services import audit_run_create, audit_run_start
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from traces.models import Membership, Project, ProjectToken
 from traces.services import upload_create, upload_process
 

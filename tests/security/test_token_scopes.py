@@ -11,7 +11,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from auditor.exports.services import export_build, export_create
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from traces.models import Membership, ProjectToken, Trace, Upload
 from traces.services import upload_create, upload_process
 

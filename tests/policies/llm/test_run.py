@@ -17,9 +17,9 @@ from policies.llm import FileCache
 from policies.llm.claims import elicit_claims
 from policies.llm.run import LLMRun, LLMSettings
 from policies.trace import Trace
+from tests.builders.events import lock_unlock_trace, pushback_trace
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-from .._build import lock_unlock_trace, pushback_trace
 from .conftest import KEY, LOCAL
 from .scripts import is_verifier, verifier_against
 

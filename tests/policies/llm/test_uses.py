@@ -19,9 +19,9 @@ from policies.llm.prompts import CLAIMS_SYSTEM
 from policies.llm.recheck import ModelResponder
 from policies.llm.twin import TwinGenerator, generate_twin
 from policies.trace import Trace
+from tests.builders.events import Events, account_tools, pushback_trace
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
-from .._build import Events, account_tools, pushback_trace
 from .conftest import client
 
 PAIR = PairRequest("p", "actor_first", Proposal("call", "x", {"k": 1}), Proposal("delete"), "ctx")
