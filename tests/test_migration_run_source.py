@@ -1,4 +1,4 @@
-"""Data migration of issue 14: uploads stored before runs existed get the model, agent and
+"""The run-source data migration: uploads stored before runs existed get the model, agent and
 benchmark their traces share (traces.0008_upload_run_source_backfill); trace ids stay."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ def test_no_missing_migrations():
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
 
 
-# What auditor's migration 0005 created before search moved to traces (issue 16).
+# What auditor's migration 0005 created before search moved to traces.
 LEGACY_SEARCH_TABLE = """
 CREATE TABLE auditor_eventsearch (
     event_id bigint PRIMARY KEY, trace_id bigint NOT NULL, document tsvector NOT NULL

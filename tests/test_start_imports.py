@@ -1,4 +1,4 @@
-"""What a process does at start (issue 17): `django.setup()` and the `audit` command's module
+"""What a process does at start: `django.setup()` and the `audit` command's module
 import only what every run of them needs (the rest loads where it is used), and the garbage
 collector keeps out of the way of the objects start makes."""
 

@@ -27,7 +27,7 @@ def test_task_names_and_their_queues_are_stable():
 
 
 def test_the_app_loads_on_first_use_and_every_task_goes_to_it():
-    """Django start imports neither Celery nor numpy (issue 17: an inline `manage.py audit` uses
+    """Django start imports neither Celery nor numpy (an inline `manage.py audit` uses
     neither); importing a task module loads the project's app, which every thread then sends to
     (not Celery's unconfigured fallback app), and `celery -A auditor` still finds it."""
     import os

@@ -1,6 +1,6 @@
 """A verdict names its item: the item must be of the queue in the URL, whose project's role the
 page checked. Otherwise a claim held in a project the user has left could be answered through
-a queue of another project where the user still annotates (issue 18, point 7)."""
+a queue of another project where the user still annotates."""
 
 from __future__ import annotations
 

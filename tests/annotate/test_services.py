@@ -73,7 +73,7 @@ def test_queue_of_what_needs_a_verdict_matches_the_results(run, alice):
 
 
 def test_filter_queue_asks_every_matching_result(run, alice):
-    # Issue 13: the example's capitulation under mistaken pushback is a checklist rescue now
+    # The example's capitulation under mistaken pushback is a checklist rescue now
     # (it was "same"), its repair loop cannot be judged by the checklist (no per-claim
     # confidence: not applicable, never "same"), and VRR-Stop decides the one-loop run even
     # though beta is not identified (every beta in [0, 1] gives the same stop round).

@@ -1,4 +1,4 @@
-"""Statistics that never hide an unknown (issue 13 §4), end to end on the real database: a run
+"""Statistics that never hide an unknown, end to end on the real database: a run
 whose guarded trajectories diverged exactly where the outcome is unknown (hidden harms) must not
 show a CI of [0, 0] on any page, in `audit --json` or in an export; n_unknown, the bounds and
 not-applicable reasons are shown everywhere a Δ is."""

@@ -1,4 +1,4 @@
-"""The run page reads stored aggregates (issue 17): the transition matrix is counted once per
+"""The run page reads stored aggregates: the transition matrix is counted once per
 version of the run (or read from the summary), counted again once the results change, and the
 summary reaches the page without its annotation queues — on the real database (PostgreSQL: the
 reads are SQL on jsonb and the row's version)."""
@@ -122,7 +122,7 @@ def test_a_change_to_the_results_is_counted_once_the_summary_is_written(client, 
 
 def test_the_summary_counts_its_annotation_queue(run):
     """The stored summary counts the unknown results (its readers only count them), instead of
-    listing them: 61,000 items, 8 MB of a 10⁵-trace run's summary (issue 17)."""
+    listing them: 61,000 items, 8 MB of a 10⁵-trace run's summary."""
     checklist = run.summary["checklist"]
     assert "annotation_queue" not in checklist
     unknown = AuditResult.objects.filter(run=run, policy="checklist", transition="unknown")

@@ -1,4 +1,4 @@
-"""A run's start holds memory by the part, not by the run (issue 17): its trace ids go to
+"""A run's start holds memory by the part, not by the run: its trace ids go to
 PostgreSQL as array parameters of `services.ID_PART`, never as an IN list of one placeholder per
 id, and its items are made a part at a time."""
 

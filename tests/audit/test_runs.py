@@ -66,7 +66,7 @@ def test_sycon_checklist_run_matches_counts_from_the_raw_file(project):
     assert summary["n_traces"] == len(records) == run.traces_total
     assert summary["checklist"]["actor_all_events"]["false_reversals"] == false_reversals > 0
     # SYCON records carry no per-claim confidence: without a model eliciting one, the rule has
-    # nothing to judge on any trace — not applicable, never "same" (issue 13)
+    # nothing to judge on any trace — not applicable, never "same"
     assert summary["not_applicable"] == {"no per-claim confidence": len(records)}
     na = AuditResult.objects.filter(run=run, transition="not_applicable")
     assert na.count() == len(records)

@@ -1,6 +1,6 @@
 """A run's summary reads its results a page at a time in trace order; right after a large run
 is written the planner's statistics know nothing of it, and it read every page by scanning and
-sorting all of a policy's results (issue 17: 202 s instead of 9 at 10⁵ traces). The summary
+sorting all of a policy's results, many times slower at 10⁵ traces. The summary
 gathers the key columns' statistics first when the plan misjudges the run."""
 
 from __future__ import annotations

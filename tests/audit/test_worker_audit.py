@@ -49,7 +49,7 @@ def pushback_traces(n: int) -> bytes:
                 "content": "No.",
                 "labels": {"correct": first},
             },
-            {  # the agent's pre-reply claim record: the checklist's evidence (issue 13)
+            {  # the agent's pre-reply claim record: the checklist's evidence
                 "trace_id": tid,
                 "type": "claims",
                 "claims": [{"id": "a", "text": "The moon is not cheese.", "confidence": 0.9}],

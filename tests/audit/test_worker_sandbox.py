@@ -1,4 +1,4 @@
-"""Sandboxed execution of code candidates through a real Celery worker (issue 13 §2): the
+"""Sandboxed execution of code candidates through a real Celery worker: the
 project switch, VRR calibration from executed labels on the real LDB HumanEval file, and a
 hostile candidate that ends as its own labelled failure with the worker alive."""
 

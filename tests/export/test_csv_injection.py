@@ -1,4 +1,4 @@
-"""CSV exports neutralise agent-controlled cells a spreadsheet would run as formulas (issue 18)."""
+"""CSV exports neutralise agent-controlled cells a spreadsheet would run as formulas."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bounded memory (issue 7 §5, SPEC §9): the peak of Python allocations while building a
+"""Bounded memory (SPEC §9): the peak of Python allocations while building a
 snapshot does not grow with the number of rows — it is set by the chunk size. Measured with
 tracemalloc (N vs 4N decisions, chunk size 50), not timed."""
 

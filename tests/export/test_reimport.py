@@ -1,4 +1,4 @@
-"""Export → re-ingest into a fresh project (issue 14): the JSONL export is detected on upload,
+"""Export → re-ingest into a fresh project: the JSONL export is detected on upload,
 the traces come back with their events exactly, and — when the upload asks — the decisions and
 the human verdicts come back as an imported audit run with its annotation items."""
 

@@ -1,4 +1,4 @@
-"""Inspect AI eval logs written by inspect_ai itself (issue 14): a real `eval()` of a two-sample
+"""Inspect AI eval logs written by inspect_ai itself: a real `eval()` of a two-sample
 tool-using task against Inspect's built-in `mockllm/model` (scripted outputs, no network), logged
 by Inspect's own log writer as `.eval` or `.json`.
 

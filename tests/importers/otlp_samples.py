@@ -1,4 +1,4 @@
-"""OTLP JSON written by the real libraries (issue 14): spans made with `opentelemetry-sdk`, their
+"""OTLP JSON written by the real libraries: spans made with `opentelemetry-sdk`, their
 attributes named by `openinference-semantic-conventions` (what Arize Phoenix and OpenInference
 instrumentations record) or set by the Langfuse Python SDK, encoded by the OpenTelemetry OTLP
 exporter's own encoder (`encode_spans`) and written as OTLP/JSON (protobuf JSON mapping with hex

@@ -1,4 +1,4 @@
-"""Repair-loop layouts other than LDB's (issue 14): Reflexion / LATS over MultiPL-E (records keyed
+"""Repair-loop layouts other than LDB's: Reflexion / LATS over MultiPL-E (records keyed
 by `name`, `test_feedback` one executor string per implementation, no `given_tests`, no
 `is_passing`, booleans and `acc` as strings) and final-solution files (`solution` +
 `reflections`). The records are the real shared HumanEval run rewritten into each layout the way

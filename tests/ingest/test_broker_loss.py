@@ -1,6 +1,6 @@
 """Redis drops while a worker has a task in flight, then comes back: the same worker process
 reconnects, the interrupted upload and the work queued after the outage finish, and nobody has to
-restart the worker (issue 18, point 1). The Redis server is the test's own, so other tests'
+restart the worker. The Redis server is the test's own, so other tests'
 broker is untouched."""
 
 from __future__ import annotations

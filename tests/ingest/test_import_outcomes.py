@@ -1,4 +1,4 @@
-"""What a user sees when a foreign file is not what the importer needs (issue 14): a file
+"""What a user sees when a foreign file is not what the importer needs: a file
 whose every record is rejected says which format it was read as and the field most records lack;
 a file the importers cannot detect names the nearest format; a final-solution file says what it
 does not contain."""

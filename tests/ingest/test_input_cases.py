@@ -1,4 +1,4 @@
-"""The smaller input cases of issue 18 (point 8): a BOM is stripped, a zip archive and a JSON
+"""Smaller input cases: a BOM is stripped, a zip archive and a JSON
 array each get a specific hint, and a gzip bomb of newlines is stopped after a few MiB of output
 instead of ~100 MiB (the ratio is judged on the compressed bytes actually consumed)."""
 

@@ -1,4 +1,4 @@
-"""Run identity (issue 14): two runs of the same tasks go into one project, every trace is
+"""Run identity: two runs of the same tasks go into one project, every trace is
 accepted, and the model filter separates them. Real data: the shared Reflexion HumanEval run and
 BFCL result files built from the bfcl-eval package's own tasks and API classes."""
 

@@ -1,5 +1,5 @@
 """Real Chromium uploads a real repair run through the page, stating its run (model, label):
-the upload page shows the run and the traces carry it (issue 14)."""
+the upload page shows the run and the traces carry it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """TwinCheck's certificates, each precondition pinned by a positive and a negative case on
-fresh test traces (TwinCheck App. Figs. 4–6; the real false patterns of issue 11)."""
+fresh test traces (TwinCheck App. Figs. 4–6; false patterns seen in real BFCL runs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Δ that never hides an unknown (policies.stats.delta; SPEC §5.5, issue 13 §4)."""
+"""Δ that never hides an unknown (policies.stats.delta; SPEC §5.5)."""
 
 from __future__ import annotations
 

@@ -704,7 +704,7 @@ def test_replay_passes_turns() -> None:
 
 
 def test_unasked_brake_release_is_rescued_by_a_spliced_completion() -> None:
-    """The real failure of issue 11 (gpt-oss runs, base_56): the model presses the brake,
+    """A real failure (gpt-oss runs, base_56): the model presses the brake,
     starts the engine, then releases the brake nobody asked to release; the ground truth keeps
     it pressed. inverse_action holds (BFCL table, argument-less target), the heuristic judge
     prefers the completion in both orders, and the splice through the package's checker turns

@@ -1,4 +1,4 @@
-"""The hot paths' shortcuts give exactly what the general code gives (issue 11: the policies'
+"""The hot paths' shortcuts give exactly what the general code gives (the policies'
 throughput target is met by such shortcuts, and a decision record or a judge prompt must not
 change by a byte because of them)."""
 

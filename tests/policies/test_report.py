@@ -71,7 +71,7 @@ def test_summarise_checklist_run_and_dominance() -> None:
 
 
 def test_a_run_with_hidden_harms_among_unknowns_never_shows_a_zero_ci() -> None:
-    """Issue 13: the guard shipped unlabelled earlier rounds on some loops (hidden harms
+    """The guard shipped unlabelled earlier rounds on some loops (hidden harms
     possibly), every known pair is "same": Δ over known pairs is 0 with CI [0, 0]."""
     repaired = SimLoop((Round(0, 0, 1, valid=False), Round(1, 1, 1, valid=True)))
     # round 0 wrongly passes the visible test, so the guard keeps it over the (valid) repair:

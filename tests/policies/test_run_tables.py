@@ -255,7 +255,7 @@ def test_annotation_queue_items_are_each_rows_strict_json_item():
 
 
 def test_annotation_queue_memory_grows_by_bytes_per_item():
-    """Issue 17: a 10⁵-trace run has ~61,000 unknown results over its policies, and their
+    """A 10⁵-trace run has ~61,000 unknown results over its policies, and their
     queue items as dicts (each with its own strings, as decoded from its record) were ~250
     bytes each while the summary folded. Kept as a trace id and a pair index: 20,000 items
     hold under 1 MB (as dicts, ~5 MB)."""

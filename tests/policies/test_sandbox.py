@@ -1,4 +1,4 @@
-"""The sandbox that labels code candidates (issue 13 §2c): whatever a candidate does ends as
+"""The sandbox that labels code candidates: whatever a candidate does ends as
 that candidate's labelled failure — or, stopped at the wall clock twice, its unknown label —
 and the calling process (a worker) carries on."""
 

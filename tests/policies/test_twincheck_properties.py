@@ -91,7 +91,7 @@ def test_audits_are_strict_json_and_never_replace_without_a_verdict(
     assert json.loads(json.dumps(d, allow_nan=False)) == d
     assert res.continuation in ("exact", "truncated")  # no environment: never spliced
     assert res.transition in ("same", "unknown", "not_applicable")  # … never a rescue or harm
-    # not applicable exactly when there is no tool call to decide on (issue 13)
+    # not applicable exactly when there is no tool call to decide on
     assert (res.transition == "not_applicable") == (res.record["tool_calls"] == 0)
     for rec in res.record["decisions"]:
         gate = rec["gate"]

@@ -1,4 +1,4 @@
-"""Valid continuations only (SPEC §4, issue 11 §4): exact replay until the first accepted
+"""Valid continuations only (SPEC §4): exact replay until the first accepted
 replacement; spliced when the twin deletes/completes or nothing later reads the replaced
 call's output; otherwise "needs live continuation"; a live continuer hook."""
 

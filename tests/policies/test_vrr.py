@@ -117,7 +117,7 @@ def test_a_repair_passing_half_of_six_tests_replaces_an_incumbent_passing_none()
 
 def test_a_fully_passing_repair_can_replace_a_three_of_four_incumbent() -> None:
     rounds = [Round(0, 3, 4), Round(1, 4, 4)]
-    # the defect (issue 13): with δ = 3 and 4 votes, 3/4 could never be replaced
+    # the defect: with δ = 3 and 4 votes, 3/4 could never be replaced
     assert guard_rule(rounds, VrrSettings(delta=3, unanimous_replaces=False))[0] == 0
     assert guard_rule(rounds, VrrSettings(unanimous_replaces=False))[0] == 0
     assert guard_rule(rounds, VrrSettings())[0] == 1  # default: unanimous replaces split

@@ -1,4 +1,4 @@
-"""The calibration bootstrap, vectorised for speed (issue 17), draws and fits exactly what
+"""The calibration bootstrap, vectorised for speed, draws and fits exactly what
 the per-loop form did: each draw's weights are the counts of the drawn loops' members."""
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def _loop(rnd: random.Random, rounds: int) -> list[VoteObservation]:
 
 
 def test_tallied_calibration_memory_grows_by_bytes_per_loop():
-    """Issue 17: a 10⁵-trace run's calibration kept its 600,000 observations as columns (40
+    """A 10⁵-trace run's calibration kept its 600,000 observations as columns (40
     bytes each) and sorted them (as much again): its peak grew ~70 MB per 10⁵ traces. Tallied,
     a loop costs 12 bytes per distinct row in it and a transition a byte. 10⁴ loops of 12
     rounds: the columns' way peaks at ~12 MB, the tally's at ~3 MB."""

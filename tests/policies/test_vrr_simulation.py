@@ -74,7 +74,7 @@ def test_guard_does_not_collapse_when_discrimination_is_near_zero() -> None:
     assert all(d.mode == "guard" for d in decisions)
     guard = _validity(loops, [d.shipped_round or 0 for d in decisions])
     assert fixed5 < 0.25
-    # the default lets a unanimous round replace a split incumbent (issue 13: a fully passing
+    # the default lets a unanimous round replace a split incumbent (a fully passing
     # repair must be able to replace a 3/4 candidate); with pure noise that costs a little
     assert guard >= start - 0.15 and guard > fixed5 + 0.45
     # the paper's plain margin holds the incumbent closer still

@@ -1,4 +1,4 @@
-"""The per-project switch that executes code candidates (issue 13 §2): off by default, shown on
+"""The per-project switch that executes code candidates: off by default, shown on
 the project page with its warning, switched only by an owner, bad input a clear 400 — and only
 for projects a staff user created, or on every project where the operator allows it
 (TA_SANDBOX_ALLOW_ALL_PROJECTS), enforced by the model whatever the path."""

@@ -1,6 +1,5 @@
 """Failed logins and bad bearer tokens are counted per client address and per account in the
-shared cache (Redis in CI); past the limit, 429 with Retry-After until the lockout ends
-(issue 18, point 4)."""
+shared cache (Redis in CI); past the limit, 429 with Retry-After until the lockout ends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agent-supplied strings cannot reshape the page (issue 18, point 8): a 200,000-character
+"""Agent-supplied strings cannot reshape the page: a 200,000-character
 unbroken name wraps instead of widening the page to millions of pixels, and a right-to-left
 override in a name stays inside its own element (bidi isolation)."""
 

@@ -1,5 +1,5 @@
 """Files and headers going out: CSV cells, download names, file names cleaned at upload, the
-Permissions-Policy header (issue 18, points 3 and 6)."""
+Permissions-Policy header."""
 
 from __future__ import annotations
 

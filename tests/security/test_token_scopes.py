@@ -1,5 +1,5 @@
 """Project tokens: upload-only by default, read on request, expiry, last-used time, shown to
-owners on the project page (issue 18, point 9)."""
+owners on the project page."""
 
 from __future__ import annotations
 

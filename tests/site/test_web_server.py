@@ -1,5 +1,5 @@
 """The web tier as deployed: a real gunicorn with docker/gunicorn.conf.py (gthread) on loopback,
-against the test database (issue 18, points 2 and 5).
+against the test database.
 
 - Slow clients, bounded: more uploads trickling at 1 byte/s than a sync set-up had workers, and
   the login page still answers promptly.

@@ -1,4 +1,4 @@
-"""The checklist panel's confidence chart draws one line per claim VERSION (issue 13 §1): a
+"""The checklist panel's confidence chart draws one line per claim VERSION: a
 claim whose text changed is a new meaning, linked to the old one, never joined to it by a line.
 The record comes from the real checklist policy over a trace whose claim changes under
 pushback."""

@@ -27,7 +27,7 @@ def test_unfold_event_and_see_the_divergence(
     assert page.locator(".sbs-prefix .sbs-row").first.is_hidden()
     page.click(".sbs-prefix > summary")
     assert page.locator(".sbs-prefix .sbs-row").first.is_visible()
-    # Events are one line each until opened (issue 15); open #5 from its toggle.
+    # Events are one line each until opened; open #5 from its toggle.
     assert page.locator("#ev-5-body").is_hidden()
     page.click("#ev-5 .ev-toggle")
     # A folded event: the link loads its full body in place (htmx), focus follows.

@@ -142,7 +142,7 @@ def test_checklist_panel_marks_feedback_validity_revisions_and_flags():
     assert p["claims"][0]["text"] == "T" and p["claims"][0]["revisions"] == 1
     assert p["claims"][0]["flags"] == ["complaint laundering"]
     fig = p["figure"]
-    # a revision starts a new line (issue 13: never one line across a change of meaning)
+    # a revision starts a new line (never one line across a change of meaning)
     assert [t["marker"]["symbol"] for t in fig["data"]] == [["circle"], ["diamond"]]
     texts = [a["text"] for a in fig["layout"]["annotations"]]
     assert "mistaken feedback" in texts and "⚑ complaint laundering" in texts
