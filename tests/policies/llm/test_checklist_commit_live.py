@@ -1,6 +1,6 @@
 """The checklist and the commit rule over a real HTTP model endpoint (the scripted server): on
-SYCON pushback, claims elicited by the model let the θ rule act; the commit rule's pick-one call is made live, and an
-endpoint failure is an unknown with its reason — never a recorded turn."""
+SYCON pushback, claims elicited by the model let the θ rule act; the commit rule's pick-one call
+is made live, and an endpoint failure is an unknown with its reason — never a recorded turn."""
 
 from __future__ import annotations
 
