@@ -94,9 +94,9 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
     none), a page at a time (keyset on the trace, which the (run, trace, policy) unique index
     serves). The records are read as text (`_record_text`), decoded by orjson: the JSONField path
     decodes them with the stdlib, half of the summary's time on a large run. The category comes
-    in the same query, looked up per row by a correlated subquery: a join let PostgreSQL
-    merge-join the traces from the first id on every page (quadratic at 10⁵ traces), and a
-    query of its own per page sent the page's ids back as parameters."""
+    in the same query, looked up per row by a correlated subquery (a primary-key probe): a plain
+    join lets PostgreSQL merge-join the traces from the first id on every page (quadratic at
+    10⁵ traces), and a query of its own per page sends the page's ids back as parameters."""
     category = Trace.objects.filter(pk=OuterRef("trace_id")).values("category")[:1]
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
