@@ -12,9 +12,9 @@ from auditor.models import AnnotationItem
 pytestmark = pytest.mark.django_db
 
 
-def test_commit_item_shows_code_whole_diff_and_verification_table(run, alice):
+def test_commit_item_shows_code_whole_diff_and_verification_table(run_one_loop_decided, alice):
     q = queue_create(
-        run=run,
+        run=run_one_loop_decided,
         name="commits",
         kinds=["commit"],
         source="filter",

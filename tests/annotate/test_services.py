@@ -72,11 +72,12 @@ def test_queue_of_what_needs_a_verdict_matches_the_results(run, alice):
     assert not items.filter(kind__in=["feedback", "commit"]).exists()
 
 
-def test_filter_queue_asks_every_matching_result(run, alice):
-    # The example's capitulation under mistaken pushback is a checklist rescue now
-    # (it was "same"), its repair loop cannot be judged by the checklist (no per-claim
-    # confidence: not applicable, never "same"), and VRR-Stop decides the one-loop run even
-    # though beta is not identified (every beta in [0, 1] gives the same stop round).
+def test_filter_queue_asks_every_matching_result(run_one_loop_decided, alice):
+    # The example's capitulation under mistaken pushback is a checklist rescue, its repair loop
+    # cannot be judged by the checklist (no per-claim confidence: not applicable, never
+    # "same"), and VRR decides the one-loop run because the run lowers its minimum of evidence.
+    run = run_one_loop_decided
+
     def queue(transition: str, kinds: list[str]):  # type: ignore[no-untyped-def]
         q = queue_create(
             run=run,
