@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..data_quality import FlagFold
 from ..jsonsafe import json_safe
 from ..result import PolicyResult
 from ..transitions import TRANSITIONS
@@ -181,6 +182,7 @@ class RunSummary:
         self.transitions: dict[str, Counter[str]] = defaultdict(Counter)
         self.codes: dict[str, Counter[int]] = defaultdict(Counter)
         self.queue = _Queue()
+        self.flags = FlagFold()  # the run's data-quality section (`policies.data_quality`)
         make = TABLES.get(str(policy))
         self.paper = make() if make is not None else None
 
@@ -196,6 +198,7 @@ class RunSummary:
         self.accepted += continuation not in (None, "exact")
         self.transitions[category][str(row.get("transition"))] += 1
         self.codes[category][_code(row, reason is not None)] += 1
+        self.flags.add(row, reason)
         if self.queue_items and row.get("transition") == "unknown":
             # strict JSON item by item: orjson's round trip of the whole queue at the end
             # peaked at 13× its text (51 MB for 24,719 items at 10⁵ traces)
@@ -225,6 +228,9 @@ class RunSummary:
         for t, p in zip(table.values(), adjusted, strict=True):
             t["mcnemar_p_holm"] = p
         summary["per_category"] = table
+        flagged = self.flags.result()
+        if flagged:  # what import flagged and how the flagged traces' decisions came out
+            summary["data_quality"] = flagged
         if not self.queue_items:  # the unknown results, counted per category already
             summary["annotation_queue_n"] = sum(t["unknown"] for t in self.transitions.values())
         else:
