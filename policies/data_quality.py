@@ -1,12 +1,12 @@
 """What import flagged in a trace, and how a run's decisions on flagged traces came out.
 
-Importers keep suspicious data in the trace and flag it rather than drop it: a repair-log
-candidate for another task (a *foreign candidate*, `policies.repair_candidates`), a recorded
-task that differs from the installed benchmark's (header ``meta.task_drift``;
-``meta.task_not_found`` when the installed release has no such task), a result file of another benchmark release than
-the installed one (header ``meta.recorded_release`` ≠ ``meta.installed_release``), a reply that
-is a harness's error message rather than the model's answer (event ``meta.harness_error``),
-and a step whose calls ran in parallel (the step's first call's ``meta.parallel_calls``).
+Importers keep suspicious data in the trace and flag it rather than drop it: a repair-log candidate
+for another task (a *foreign candidate*, `policies.repair_candidates`), a recorded task that differs
+from the installed benchmark's (header ``meta.task_drift``; ``meta.task_not_found`` when the
+installed release has no such task), a result file of another benchmark release than the installed
+one (header ``meta.recorded_release`` ≠ ``meta.installed_release``), a reply that is a harness's
+error message rather than the model's answer (event ``meta.harness_error``), and a step whose calls
+ran in parallel (the step's first call's ``meta.parallel_calls``).
 
 `trace_flags` reads them once per trace; the audit writes them into every policy's record
 (``import_flags``) and `FlagFold` counts, per policy, how many of the flagged traces' decisions
