@@ -59,6 +59,31 @@ def _code(row: Mapping[str, Any], not_applicable: bool) -> int:
 _PAIRS = [Pair(_OUTCOMES[c % 3], _OUTCOMES[c // 3 % 3], bool(c // 9 % 2)) for c in range(36)]
 
 
+def paired_rates(pairs: Mapping[str, Mapping[Pair, int]]) -> dict[str, Any]:
+    """Actor and guarded success over one set: the pairs whose two outcomes are both known
+    (``n``), so the two rates are comparable and their difference is a difference of the same
+    traces. ``actor_counts`` and ``guarded_counts`` are each over their own known outcomes, and
+    Δ's known pairs (``n_known``) also hold unchanged trajectories of unknown outcome
+    (``n_unchanged_unknown``), which add 0 to Δ and nothing to a rate."""
+    n = actor = guarded = unchanged = 0
+    for counted in pairs.values():
+        for p, k in counted.items():
+            if p.actor is not None and p.guarded is not None:
+                n += k
+                actor += k * p.actor
+                guarded += k * p.guarded
+            elif p.identical:
+                unchanged += k
+    return {
+        "n": n,
+        "actor_k": actor,
+        "guarded_k": guarded,
+        "actor_rate": actor / n if n else None,
+        "guarded_rate": guarded / n if n else None,
+        "n_unchanged_unknown": unchanged,
+    }
+
+
 def effect(
     transitions_seen: Mapping[str, int],
     codes: Mapping[str, Mapping[int, int]],
@@ -84,6 +109,7 @@ def effect(
     d = delta_report_counted(pairs, n_boot=n_boot, level=level, seed=seed)
     actor = success_counts_counted(actor_seen)
     guarded = success_counts_counted(guarded_seen)
+    paired = paired_rates(pairs)
     n = sum(sum(c.values()) for c in codes.values())
     n_app = d["n"]
     return {
@@ -96,6 +122,7 @@ def effect(
         "transitions": transitions,
         "actor_counts": actor,
         "guarded_counts": guarded,
+        "paired": paired,
         "actor_success": actor["rate"],
         "guarded_success": guarded["rate"],
         "delta": d["delta_known"],

@@ -181,6 +181,10 @@ def outcome_table(codes: Mapping[str, Mapping[int, int]], n_boot: int, seed: int
         "harm": counts["harm"],
         "unknown": counts["unknown"],
         "mcnemar_p": mcnemar_exact(counts["rescue"], counts["harm"]),
+        # the counts behind the percentages: both over the n_known pairs whose two outcomes
+        # are known, the set of the statistics' ``paired`` rates
+        "actor_k": actor,
+        "guarded_k": guarded,
         "actor_pct": None,
         "guarded_pct": None,
         "delta_pp": None,
