@@ -30,13 +30,20 @@ def row(actor: bool | None, guarded: bool | None, continuation: str = "replaced"
     }
 
 
-#: 200 traces as on the real TwinCheck run: one unchanged trajectory of unknown outcome (exact
-#: replay, both sides unknown) is a known pair of Δ (it adds 0) but no case of a rate.
+def not_applicable(actor: bool) -> dict:
+    return {**row(actor, actor, "exact"), "transition": "not_applicable", "applied": False}
+
+
+#: 200 applicable traces: one unchanged trajectory of unknown outcome (exact replay, both sides
+#: unknown) is a known pair of Δ (it adds 0) but no case of a rate; and 18 traces without a
+#: tool call, where TwinCheck is not applicable (as on the τ-bench airline run).
 ROWS = (
     [row(True, True, "exact")] * 120
     + [row(False, True)] * 4
     + [row(False, False, "exact")] * 75
     + [row(None, None, "exact")]
+    + [not_applicable(True)] * 10
+    + [not_applicable(False)] * 8
 )
 
 
@@ -46,6 +53,9 @@ def test_statistics_and_table1_compare_rates_over_the_same_pairs() -> None:
     paired = overall["paired"]
     assert (paired["n"], paired["actor_k"], paired["guarded_k"]) == (199, 120, 124)
     assert (table1["n_known"], table1["actor_k"], table1["guarded_k"]) == (199, 120, 124)
+    # not applicable: apart in both, never "same" pairs of Table 1
+    assert table1["n_not_applicable"] == overall["n_not_applicable"] == 18
+    assert table1["n"] == overall["n_applicable"] == 200
     assert table1["actor_pct"] == pytest.approx(100 * paired["actor_rate"])
     assert table1["guarded_pct"] == pytest.approx(100 * paired["guarded_rate"])
     # Δ's known pairs also hold the unchanged trajectory, and say so
