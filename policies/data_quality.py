@@ -115,13 +115,15 @@ def data_quality_section(
 ) -> dict[str, Any] | None:
     """A run's data-quality section from its summary: per flag its label, how many traces and
     events carry it, and per policy (a list in the run's order) how many of those traces'
-    decisions are unknown or not applicable, with the reasons. None when no result of the run
-    is flagged."""
+    decisions are unknown or not applicable, with the reasons (``flags`` empty: import flagged
+    nothing). None for a summary made without the counts."""
     summary = summary or {}
     flags: dict[str, dict[str, Any]] = {}
+    counted = False
     for policy in policies:
         part = summary.get(policy)
         per_flag = part.get("data_quality") if isinstance(part, Mapping) else None
+        counted = counted or per_flag is not None
         for flag, c in (per_flag or {}).items():
             entry = flags.setdefault(
                 flag,
@@ -135,7 +137,7 @@ def data_quality_section(
                 "not_applicable": c.get("not_applicable", 0),
                 "reasons": c.get("reasons") or {},
             }
-    if not flags:
+    if not counted:
         return None
     order = {f: i for i, f in enumerate(FLAGS)}
     rows = sorted(flags.values(), key=lambda e: (order.get(e["flag"], 99), e["flag"]))

@@ -255,9 +255,8 @@ class RunSummary:
         for t, p in zip(table.values(), adjusted, strict=True):
             t["mcnemar_p_holm"] = p
         summary["per_category"] = table
-        flagged = self.flags.result()
-        if flagged:  # what import flagged and how the flagged traces' decisions came out
-            summary["data_quality"] = flagged
+        # what import flagged and how the flagged traces' decisions came out ({}: nothing)
+        summary["data_quality"] = self.flags.result()
         if not self.queue_items:  # the unknown results, counted per category already
             summary["annotation_queue_n"] = sum(t["unknown"] for t in self.transitions.values())
         else:

@@ -100,12 +100,14 @@ def test_harness_errors_of_a_sycon_run(client, alice, project):
     assert row["commit.not_applicable"] == str(commit["not_applicable"])
 
 
-def test_nothing_flagged_gives_no_section(client, alice, project):
+def test_nothing_flagged_says_so(client, alice, project):
     upload(project, sycon("He did not, the story is a myth."), "false_presuppositions_m.jsonl")
     run = run_inline(project, policies=["commit"], environment="none")
     got, page = section(client, alice, run)
-    assert got is None and 'id="data-quality"' not in page
-    assert "data_quality" not in run.summary["commit"]
+    assert got == {"flags": []} and run.summary["commit"]["data_quality"] == {}
+    assert "import flagged nothing" in page and 'data-table="data-quality"' not in page
+    # a summary made without the counts says nothing rather than "nothing flagged"
+    assert data_quality_section({"commit": {"n": 1}}, ["commit"]) is None
 
 
 class TestBfcl:
