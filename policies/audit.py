@@ -8,6 +8,7 @@ from typing import Any
 from .checklist.policy import ChecklistPolicy
 from .commit.live import Responder
 from .commit.policy import CommitPolicy
+from .data_quality import RECORD_KEY, trace_flags
 from .decision import GuardPolicy
 from .environments.base import Environment
 from .judge_registry import make_judge
@@ -110,6 +111,7 @@ class Auditor:
         t = trace if isinstance(trace, Trace) else Trace.from_events(trace)
         out: dict[str, PolicyResult] = {}
         gap = outcome_gap(t)
+        flags = trace_flags(t)  # once: every policy's record carries them for the run's summary
         for p in self.policies:
             r = replay(t, [p], self.environment, self.continuer)
             summary = p.summary(t, r.decisions)
@@ -126,6 +128,8 @@ class Auditor:
             unknown = None if na else unknown_reason(summary, actor, guarded, continuation, gap)
             record = dict(summary)
             record["not_applicable"], record["unknown_reason"] = na, unknown
+            if flags:
+                record[RECORD_KEY] = flags
             out[p.name] = PolicyResult(
                 policy=p.name,
                 applied=na is None and _applied(p.name, summary),

@@ -15,6 +15,7 @@ from django.db.models.expressions import RawSQL
 
 from auditor.runs.models import AuditRun
 from auditor.runs.selectors import run_list
+from policies.data_quality import data_quality_section
 from policies.stats.report import MATRIX_KEY
 
 
@@ -58,6 +59,12 @@ def run_page_get(*, user, run_id: int) -> AuditRun | None:  # type: ignore[no-un
         cache.set(key, summary, 24 * 3600)
     run.summary = summary
     return run
+
+
+def data_quality(run: AuditRun) -> dict | None:
+    """The run's data-quality section (`policies.data_quality`), from the counts its summary
+    keeps per policy: what import flagged and how the flagged traces' decisions came out."""
+    return data_quality_section(run.summary, list(run.policies))
 
 
 def matrix_counts(run: AuditRun) -> dict[str, list[list]]:

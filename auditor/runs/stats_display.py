@@ -10,7 +10,9 @@ run's summary. Rules, all of them consequences of "never hide an unknown":
 - a degenerate interval (low = high, e.g. [0, 0]) is never shown while unknowns exist — not
   even from a summary stored before the policies computed bounds;
 - the colour follows whether the headline interval excludes 0, not Δ's sign;
-- success counts are "known successes of known n".
+- success counts are "known successes of known n", each over its own known outcomes; the
+  rates compared side by side (actor % beside guarded %) are over one set, the pairs whose two
+  outcomes are known (``paired``), never each over its own.
 """
 
 from __future__ import annotations
@@ -41,6 +43,18 @@ def _counts(c: Any, fallback_rate: Any) -> dict[str, Any]:
             "text": f"{c.get('successes')} of {c.get('known')} known",
         }
     return {"successes": None, "known": None, "n": None, "rate": fallback_rate, "text": None}
+
+
+def _paired(p: Any) -> dict[str, Any] | None:
+    """The actor's and the guarded success over the same pairs (`policies.stats.report.
+    paired_rates`), or None from a summary without them."""
+    if not isinstance(p, Mapping) or "n" not in p:
+        return None
+    n = p.get("n")
+    return {
+        **p,
+        "text": f"actor {p.get('actor_k')} of {n}, guarded {p.get('guarded_k')} of {n}",
+    }
 
 
 def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -93,6 +107,7 @@ def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
         "significance": significance,
         "actor": _counts(o.get("actor_counts"), o.get("actor_success")),
         "guarded": _counts(o.get("guarded_counts"), o.get("guarded_success")),
+        "paired": _paired(o.get("paired")),
         "transitions": dict(transitions),
         "mcnemar_p": o.get("mcnemar_p"),
     }

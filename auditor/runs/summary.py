@@ -17,6 +17,7 @@ from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.stats_display import policy_statistics
+from policies.data_quality import data_quality_section
 from policies.stats.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.stats.report import PolicyFold
 from traces.models import Trace
@@ -169,8 +170,9 @@ def _feedback_events(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any
 
 
 def audit_run_counts(run: AuditRun) -> dict[str, Any]:
-    """The CLI's `--json` view of a finished run: counts per policy, TwinCheck's report, and
-    what the run's model calls used (None without a model)."""
+    """The CLI's `--json` view of a finished run: counts per policy, TwinCheck's report, the
+    data-quality section (`policies.data_quality`, None when import flagged nothing), and what
+    the run's model calls used (None without a model)."""
     per_policy: dict[str, Any] = {}
     counts = {
         "n": Count("id"),
@@ -209,6 +211,7 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         "errors": run.error_count,
         # in the run's order (the GROUP BY's order follows PostgreSQL's plan, which varies)
         "policies": {p: per_policy[p] for p in sorted(per_policy, key=_run_order(run))},
+        "data_quality": data_quality_section(run.summary, list(run.policies)),
         "judge": run.judge,
         "model": usage_summary(RunModelUsage.objects.filter(run=run).first()),
     }

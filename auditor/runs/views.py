@@ -152,6 +152,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "previous": previous,
             "model_usage": usage_summary(RunModelUsage.objects.filter(run=run).first()),
             "twincheck": twincheck_display(run) if run.status == AuditRun.Status.DONE else None,
+            "data_quality": run_page.data_quality(run) if tables else None,
         },
         fragment="#status",
     )

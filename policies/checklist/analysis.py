@@ -5,6 +5,9 @@ reply in force before it (its *state*: the trace's candidates when it has any, e
 messages), the pre-reply claims record (after the agent's last reply, before the feedback; recorded
 or elicited, `policies.checklist.claims`), post-complaint records (flagged, never the baseline), the
 agent's reply to it and the first record after that reply (what the actor did to its claims).
+A reply the importer flagged ``meta.harness_error`` (a harness's error text where the model's
+answer would be) is no reply and no state: the model answered nothing there, so a feedback
+event whose only reply is one is not applicable (`HARNESS_ERROR_REPLY`), never a reversal.
 
 Per feedback event: *not applicable* (with the reason) when there is no usable pre-reply record
 with confidences; otherwise the rule's action (`checklist.rule`), the actor's action (kept or
@@ -58,6 +61,7 @@ NO_CONFIDENCE = "no per-claim confidence"
 TARGET_WITHOUT_CONFIDENCE = "a targeted claim has no confidence"
 NO_REPLY = "no reply after the feedback"
 DRAFT_FIRST = "draft-first schedule answers no feedback"
+HARNESS_ERROR_REPLY = "the reply is a harness error, not an answer"
 
 
 def _state_label(reply: Event | None, checks: Sequence[Check]) -> tuple[bool | None, str | None]:
@@ -115,6 +119,7 @@ def _walk(trace: Trace, pattern: re.Pattern[str]) -> tuple[list[JsonDict], Linea
                 "_reply": None,
                 "_after": None,
                 "_next": None,
+                "_harness_error": False,  # a reply to it was a harness error
                 "_evidence": tool_error
                 or bool(pattern.search(e.content))
                 or bool(e.raw.get("evidence") or e.meta.get("evidence")),
@@ -152,8 +157,12 @@ def _walk(trace: Trace, pattern: re.Pattern[str]) -> tuple[list[JsonDict], Linea
             checks.append(e)  # type: ignore[arg-type]
         elif te is ToolResult and e.status == "error":  # type: ignore[attr-defined]
             tool_error = True
-        if te is Candidate or (te is Message and e.role == "assistant"):  # type: ignore[attr-defined]
-            # (`claims.is_reply` written out: this runs for every event of every trace)
+        # (`claims.is_reply` written out: this runs for every event of every trace)
+        reply = te is Candidate or (te is Message and e.role == "assistant")  # type: ignore[attr-defined]
+        if reply and e.meta.get("harness_error"):
+            for p in pending:  # no answer: the feedback still waits for one
+                p["_harness_error"] = True
+        elif reply:
             for p in pending:
                 if p["_reply"] is None:
                     p["_reply"] = e
@@ -225,7 +234,7 @@ def _evaluate(fb: JsonDict, s: ChecklistSettings) -> None:
     after = label_outcome(after_state.labels) if after_state is not None else None
     reason, rule = _rule_for(record, msg, fb["_evidence"], s)
     if reason is None and fb["_reply"] is None:
-        reason = NO_REPLY
+        reason = HARNESS_ERROR_REPLY if fb["_harness_error"] else NO_REPLY
     fb.update(
         index=msg.index,
         seq=msg.seq,
@@ -349,7 +358,17 @@ def _divergence(fbs: Sequence[JsonDict], trace: Trace, s: ChecklistSettings) -> 
     return None
 
 
-_PRIVATE = ("_msg", "_pre", "_before", "_checks", "_reply", "_after", "_next", "_evidence")
+_PRIVATE = (
+    "_msg",
+    "_pre",
+    "_before",
+    "_checks",
+    "_reply",
+    "_after",
+    "_next",
+    "_evidence",
+    "_harness_error",
+)
 
 
 def _public(fb: JsonDict) -> JsonDict:

@@ -62,6 +62,37 @@ class Rate:
         }
 
 
+class PairedRate:
+    """A rule's success beside the actor's over one set: the cases where both are known.
+    Each `Rate` alone is over its own known cases (a rule that gives no round where the
+    actor's loop ends unlabelled is known on fewer loops); rates put beside each other as a
+    comparison are these."""
+
+    __slots__ = ("n", "actor", "other", "of")
+
+    def __init__(self) -> None:
+        self.n = self.actor = self.other = self.of = 0
+
+    def add(self, actor: bool | None, other: bool | None) -> None:
+        self.of += 1
+        if actor is not None and other is not None:
+            self.n += 1
+            self.actor += actor
+            self.other += other
+
+    def to_dict(self) -> dict[str, Any]:
+        n = self.n
+        return {
+            "n": n,
+            "of": self.of,
+            "actor_k": self.actor,
+            "k": self.other,
+            "actor_rate": self.actor / n if n else None,
+            "rate": self.other / n if n else None,
+            "delta": (self.other - self.actor) / n if n else None,
+        }
+
+
 def rate(values: Iterable[bool | None]) -> dict[str, Any]:
     r = Rate()
     for v in values:
@@ -248,7 +279,12 @@ class VrrTable:
     Fixed-k is counted without knowing the longest loop: round k of every loop reaching it
     (``reaching``, also ``capped``'s part from those loops), and the last round of each loop by
     its length n, which ``capped`` counts for every k ≥ n. ``delta_sensitivity``: the
-    transitions under other Guard margins (`policies.vrr.sensitivity`)."""
+    transitions under other Guard margins (`policies.vrr.sensitivity`).
+
+    ``actor``, ``stop``, ``guard`` and ``headline`` are each over their own known loops (a rule
+    that gives no round, or a round without a label, is known on fewer); the comparison with
+    the actor is ``paired_with_actor``: each rule and the actor over the loops where both are
+    known."""
 
     def __init__(self) -> None:
         self.loops = 0
@@ -258,6 +294,8 @@ class VrrTable:
         self.modes: Counter[str] = Counter()
         self.not_applicable: Counter[str] = Counter()
         self.actor, self.stop, self.guard, self.headline = Rate(), Rate(), Rate(), Rate()
+        # each rule beside the actor over the loops where both are known
+        self.paired = {k: PairedRate() for k in ("stop", "guard", "headline")}
         self.stop_status: Counter[str] = Counter()
         self.saved, self.n_headline = 0, 0
         self.label_sources: Counter[str] = Counter()
@@ -279,15 +317,21 @@ class VrrTable:
         if rec.get("not_applicable"):
             self.not_applicable[str(rec["not_applicable"])] += 1
         else:
-            self.headline.add(_validity(rec, rec.get("shipped_round")))
+            headline = _validity(rec, rec.get("shipped_round"))
+            self.headline.add(headline)
+            self.paired["headline"].add(last, headline)
             self.saved += int(rec.get("rounds_saved") or 0)
             self.n_headline += 1
         a = rec.get("alternatives") or {}
         self.stop_status[str(a.get("stop_status"))] += 1
-        if isinstance(a.get("stop"), int):
-            self.stop.add(_validity(rec, a.get("stop")))
-        if isinstance(a.get("guard"), int):
-            self.guard.add(_validity(rec, a.get("guard")))
+        for rule, r in (("stop", self.stop), ("guard", self.guard)):
+            shipped = a.get(rule)
+            if not isinstance(shipped, int):  # the rule gives no round: unknown, unpaired
+                self.paired[rule].add(last, None)
+                continue
+            v = _validity(rec, shipped)
+            r.add(v)
+            self.paired[rule].add(last, v)
         for s in rec.get("label_sources") or []:
             if s:
                 self.label_sources[str(s)] += 1
@@ -313,6 +357,7 @@ class VrrTable:
             "stop_status": dict(self.stop_status),
             "guard": self.guard.to_dict(),
             "headline": self.headline.to_dict(),
+            "paired_with_actor": {k: p.to_dict() for k, p in self.paired.items()},
             "mean_rounds_saved": self.saved / self.n_headline if self.n_headline else None,
             "label_sources": dict(self.label_sources),
             "delta_sensitivity": self.delta.result(),
@@ -326,7 +371,8 @@ def vrr_table(rows: Rows) -> dict[str, Any]:
 class CommitTable:
     """The confidence-collapse comparison: calls spent, flips, period-2 oscillation, parity
     dependence of the shipped answer, and correctness of the actor's answer vs the commit
-    rule's (known of n; the rule's answer is unknown where its call was not made)."""
+    rule's (known of n; the rule's answer is unknown where its call was not made), and the two
+    over the same conversations, where both are known (``correct_paired``)."""
 
     MEANS = ("actor_calls", "commit_calls", "flips")
     RATES = ("period_two_oscillation", "parity_dependent", "actor_correct", "commit_correct")
@@ -336,6 +382,7 @@ class CommitTable:
         # the values themselves (8 bytes a trace): the mean is sum()'s compensated sum of them
         self.values = {k: array("d") for k in self.MEANS}
         self.rates = {k: Rate() for k in self.RATES}
+        self.correct_paired = PairedRate()  # the rule's answer beside the actor's, both known
         self.recheck_sources: Counter[str] = Counter()
         self.unknown_reasons: Counter[str] = Counter()
 
@@ -349,6 +396,7 @@ class CommitTable:
                 values.append(float(rec[k]))
         for k, r in self.rates.items():
             r.add(rec.get(k))
+        self.correct_paired.add(rec.get("actor_correct"), rec.get("commit_correct"))
         self.recheck_sources[str(rec.get("recheck_source"))] += 1
         if rec.get("unknown_reason"):
             self.unknown_reasons[str(rec["unknown_reason"])] += 1
@@ -367,6 +415,7 @@ class CommitTable:
             "parity_dependent": self.rates["parity_dependent"].to_dict(),
             "actor_correct": self.rates["actor_correct"].to_dict(),
             "commit_correct": self.rates["commit_correct"].to_dict(),
+            "correct_paired": self.correct_paired.to_dict(),
             "recheck_sources": dict(self.recheck_sources),
             "unknown_reasons": dict(self.unknown_reasons),
         }

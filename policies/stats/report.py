@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..data_quality import FlagFold
 from ..jsonsafe import json_safe
 from ..result import PolicyResult
 from ..transitions import TRANSITIONS
@@ -58,6 +59,31 @@ def _code(row: Mapping[str, Any], not_applicable: bool) -> int:
 _PAIRS = [Pair(_OUTCOMES[c % 3], _OUTCOMES[c // 3 % 3], bool(c // 9 % 2)) for c in range(36)]
 
 
+def paired_rates(pairs: Mapping[str, Mapping[Pair, int]]) -> dict[str, Any]:
+    """Actor and guarded success over one set: the pairs whose two outcomes are both known
+    (``n``), so the two rates are comparable and their difference is a difference of the same
+    traces. ``actor_counts`` and ``guarded_counts`` are each over their own known outcomes, and
+    Δ's known pairs (``n_known``) also hold unchanged trajectories of unknown outcome
+    (``n_unchanged_unknown``), which add 0 to Δ and nothing to a rate."""
+    n = actor = guarded = unchanged = 0
+    for counted in pairs.values():
+        for p, k in counted.items():
+            if p.actor is not None and p.guarded is not None:
+                n += k
+                actor += k * p.actor
+                guarded += k * p.guarded
+            elif p.identical:
+                unchanged += k
+    return {
+        "n": n,
+        "actor_k": actor,
+        "guarded_k": guarded,
+        "actor_rate": actor / n if n else None,
+        "guarded_rate": guarded / n if n else None,
+        "n_unchanged_unknown": unchanged,
+    }
+
+
 def effect(
     transitions_seen: Mapping[str, int],
     codes: Mapping[str, Mapping[int, int]],
@@ -83,6 +109,7 @@ def effect(
     d = delta_report_counted(pairs, n_boot=n_boot, level=level, seed=seed)
     actor = success_counts_counted(actor_seen)
     guarded = success_counts_counted(guarded_seen)
+    paired = paired_rates(pairs)
     n = sum(sum(c.values()) for c in codes.values())
     n_app = d["n"]
     return {
@@ -95,6 +122,7 @@ def effect(
         "transitions": transitions,
         "actor_counts": actor,
         "guarded_counts": guarded,
+        "paired": paired,
         "actor_success": actor["rate"],
         "guarded_success": guarded["rate"],
         "delta": d["delta_known"],
@@ -181,6 +209,7 @@ class RunSummary:
         self.transitions: dict[str, Counter[str]] = defaultdict(Counter)
         self.codes: dict[str, Counter[int]] = defaultdict(Counter)
         self.queue = _Queue()
+        self.flags = FlagFold()  # the run's data-quality section (`policies.data_quality`)
         make = TABLES.get(str(policy))
         self.paper = make() if make is not None else None
 
@@ -196,6 +225,7 @@ class RunSummary:
         self.accepted += continuation not in (None, "exact")
         self.transitions[category][str(row.get("transition"))] += 1
         self.codes[category][_code(row, reason is not None)] += 1
+        self.flags.add(row, reason)
         if self.queue_items and row.get("transition") == "unknown":
             # strict JSON item by item: orjson's round trip of the whole queue at the end
             # peaked at 13× its text (51 MB for 24,719 items at 10⁵ traces)
@@ -225,6 +255,8 @@ class RunSummary:
         for t, p in zip(table.values(), adjusted, strict=True):
             t["mcnemar_p_holm"] = p
         summary["per_category"] = table
+        # what import flagged and how the flagged traces' decisions came out ({}: nothing)
+        summary["data_quality"] = self.flags.result()
         if not self.queue_items:  # the unknown results, counted per category already
             summary["annotation_queue_n"] = sum(t["unknown"] for t in self.transitions.values())
         else:

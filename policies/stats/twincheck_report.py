@@ -12,7 +12,10 @@ a pure function of one run's TwinCheck results, for the run page and ``audit --j
   actor failures vs actor successes;
 - ``table1``: actor vs TwinCheck success over tasks whose both outcomes are known, Δ with a
   category-stratified paired-bootstrap CI, rescue/harm, and — never hidden — the number of
-  unknown pairs with the Δ bounds if every unknown were a harm or a rescue;
+  unknown pairs with the Δ bounds if every unknown were a harm or a rescue. Over the traces
+  where TwinCheck is applicable, as the run's statistics are: a trace it is not applicable to
+  (no tool calls) is counted apart (``n_not_applicable``), never a "same" pair, so Table 1's
+  rates and the statistics' paired rates are over one set;
 - ``table2``: the same per category;
 - ``table3``: trigger-matched controls — the actor, this run, and every control run the caller
   passes (``controls``: name → that method's results on the same traces, in the same order).
@@ -106,6 +109,12 @@ def certificate_counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str,
     return counts.result()
 
 
+def _not_applicable(row: Mapping[str, Any]) -> bool:
+    """Whether the result is one the policy is not applicable to: by its transition or its own
+    field, as the run's statistics read it (`policies.stats.report.na_reason`)."""
+    return row.get("transition") == "not_applicable" or bool(row.get("not_applicable"))
+
+
 def _accepted(row: Mapping[str, Any]) -> bool:
     return row.get("continuation") not in (None, "exact")
 
@@ -181,6 +190,10 @@ def outcome_table(codes: Mapping[str, Mapping[int, int]], n_boot: int, seed: int
         "harm": counts["harm"],
         "unknown": counts["unknown"],
         "mcnemar_p": mcnemar_exact(counts["rescue"], counts["harm"]),
+        # the counts behind the percentages: both over the n_known pairs whose two outcomes
+        # are known, the set of the statistics' ``paired`` rates
+        "actor_k": actor,
+        "guarded_k": guarded,
         "actor_pct": None,
         "guarded_pct": None,
         "delta_pp": None,
@@ -215,6 +228,8 @@ class TwincheckReport:
         self.gate = GateRanking()
         # per category: how many results have each `_outcome_code`
         self.codes: dict[str, Counter[int]] = defaultdict(Counter)
+        # per category: results where TwinCheck is not applicable, apart from the tables' pairs
+        self.not_applicable: Counter[str] = Counter()
         self.n = 0
         self.accepted = 0
         self.rejections: Counter[str] = Counter()
@@ -226,7 +241,10 @@ class TwincheckReport:
         rec = row.get("record") or {}
         self.certificates.add(row)
         self.gate.add(row)
-        self.codes[category][_outcome_code(row)] += 1
+        if _not_applicable(row):
+            self.not_applicable[category] += 1
+        else:
+            self.codes[category][_outcome_code(row)] += 1
         self.n += 1
         for d in rec.get("decisions", []):
             gate = d.get("gate") or {}
@@ -242,6 +260,7 @@ class TwincheckReport:
         """Table 3's row for this run's results."""
         row = outcome_table(self.codes, n_boot, seed)
         row["accepted"] = self.accepted
+        row["n_not_applicable"] = self.not_applicable.total()
         return row
 
     def result(
@@ -251,12 +270,17 @@ class TwincheckReport:
         table3: dict[str, Any] = {"TwinCheck (this run)": self.control_row(n_boot, seed)}
         for name, other in (controls or {}).items():
             table3[name] = other.control_row(n_boot, seed)
-        table2 = {c: outcome_table({c: self.codes[c]}, n_boot, seed) for c in sorted(self.codes)}
+        table1 = outcome_table(self.codes, n_boot, seed)
+        table1["n_not_applicable"] = self.not_applicable.total()
+        table2 = {}
+        for c in sorted(self.codes.keys() | self.not_applicable.keys()):
+            table2[c] = outcome_table({c: self.codes.get(c, Counter())}, n_boot, seed)
+            table2[c]["n_not_applicable"] = self.not_applicable[c]
         report = {
             "n_traces": self.n,
             "per_certificate": self.certificates.result(),
             "gate": self.gate.result(),
-            "table1": outcome_table(self.codes, n_boot, seed),
+            "table1": table1,
             "table2": table2,
             "table3": {"rows": table3, "not_computed": dict(NOT_COMPUTED)},
             "rejections": dict(self.rejections.most_common()),

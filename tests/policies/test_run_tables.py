@@ -188,7 +188,8 @@ def test_effect_from_result_codes_is_the_definition(results, cats):
 @given(rows, st.lists(st.sampled_from("abc"), min_size=30, max_size=30))
 def test_twincheck_tables_from_counted_outcomes_are_the_definition(results, cats):
     """Table 1 (and 2, per category): rates, Δ and its paired-bootstrap CI from how many results
-    have each pair of outcomes equal those from the rows' own outcomes."""
+    have each pair of outcomes equal those from the rows' own outcomes — over the applicable
+    results, as the run's statistics (a not-applicable result is no pair)."""
     cats = cats[: len(results)]
     report = twincheck_report([{**r, "policy": "twincheck"} for r in results], cats, n_boot=50)
 
@@ -196,7 +197,10 @@ def test_twincheck_tables_from_counted_outcomes_are_the_definition(results, cats
         known = [
             i
             for i in idx
-            if results[i]["actor_success"] is not None and results[i]["guarded_success"] is not None
+            if results[i]["actor_success"] is not None
+            and results[i]["guarded_success"] is not None
+            and results[i]["transition"] != "not_applicable"
+            and not results[i].get("not_applicable")
         ]
         if not known:
             return {"actor_pct": None, "guarded_pct": None, "delta_pp": None, "ci_pp": None}

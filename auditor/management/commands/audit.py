@@ -199,8 +199,17 @@ class Command(BaseCommand):
             stats = c.get("statistics")
             if stats:
                 self.stdout.write(f"             {delta_text(stats)}")
+                paired = stats.get("paired")
+                if paired:  # the two rates over one set, beside each other
+                    self.stdout.write(f"             paired (both known): {paired['text']}")
                 for reason, n in stats["not_applicable_reasons"].items():
                     self.stdout.write(f"             not applicable ({reason}): {n}")
+        for f in (counts.get("data_quality") or {}).get("flags", []):
+            made = ", ".join(
+                f"{p['policy']} {p['unknown']} unknown / {p['not_applicable']} n/a"
+                for p in f["policies"]
+            )
+            self.stdout.write(f"  flagged: {f['label']}: {f['traces']} traces ({made})")
 
 
 def _switch_execution(project: Project, on: bool) -> None:
