@@ -27,7 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.conftest import WorkerProcess, _db_url, wait_for
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.importers.otlp_samples import openinference_spans, otlp_json
-from traces.models import Event, Project, ProjectToken, Trace, Upload
+from traces.models import Event, Project, Trace, Upload
 from traces.otlp_receiver.models import OtlpSpan
 from traces.services import upload_create
 
