@@ -30,7 +30,7 @@ def _no_broker(monkeypatch):  # type: ignore[no-untyped-def]
     """Completion checks are recorded, not queued: these tests finish traces themselves."""
     queued: list[tuple[int, str]] = []
     monkeypatch.setattr(
-        "traces.otlp_receiver.tasks.finish_later", lambda p, t: queued.append((p, t)) or True
+        "traces.otlp_receiver.tasks.finish_later", lambda p, ts: queued.extend((p, t) for t in ts) or True
     )
     return queued
 

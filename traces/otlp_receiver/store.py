@@ -88,35 +88,56 @@ def document(spans: Iterable[OtlpSpan]) -> bytes:
     )
 
 
-def trace_finish(project_id: int, trace_id: str, *, force: bool = False) -> Outcome:
-    """Import the trace if it is complete (or `force`). Idempotent: the spans are locked and
-    marked in the transaction that creates the upload."""
+def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False) -> dict:
+    """Import those of the traces that are complete (all, with `force`) as one upload, and say
+    what became of each ({trace id: Outcome}). Idempotent: the spans are locked and marked in
+    the transaction that creates the upload."""
+    outcomes: dict[str, Outcome] = {}
     with transaction.atomic():
-        spans = list(
+        rows = list(
             OtlpSpan.objects.select_for_update()
-            .filter(project_id=project_id, trace_id=trace_id, state=OtlpSpan.State.BUFFERED)
+            .filter(project_id=project_id, trace_id__in=trace_ids, state=OtlpSpan.State.BUFFERED)
             .order_by("received_at", "id")
         )
-        if not spans:
-            return Outcome.NOTHING
-        if not force and not _complete(spans):
-            return Outcome.WAIT
-        ids = [s.pk for s in spans]
-        done = OtlpSpan.objects.filter(
-            project_id=project_id, trace_id=trace_id, state=OtlpSpan.State.IMPORTED
+        by_trace: dict[str, list[OtlpSpan]] = {}
+        for row in rows:
+            by_trace.setdefault(row.trace_id, []).append(row)
+        for trace_id in trace_ids:
+            spans = by_trace.get(trace_id)
+            if not spans:
+                outcomes[trace_id] = Outcome.NOTHING
+            elif not force and not _complete(spans):
+                outcomes[trace_id] = Outcome.WAIT
+                del by_trace[trace_id]
+        imported = set(
+            OtlpSpan.objects.filter(
+                project_id=project_id, trace_id__in=list(by_trace), state=OtlpSpan.State.IMPORTED
+            ).values_list("trace_id", flat=True)
         )
-        if done.exists():
-            OtlpSpan.objects.filter(pk__in=ids).update(state=OtlpSpan.State.LATE)
-            return Outcome.LATE
+        late = [s.pk for t in imported for s in by_trace.pop(t)]
+        OtlpSpan.objects.filter(pk__in=late).update(state=OtlpSpan.State.LATE)
+        outcomes.update(dict.fromkeys(imported, Outcome.LATE))
+        if not by_trace:
+            return outcomes
+        first = next(iter(by_trace))
+        name = f"otlp-{first}.json" if len(by_trace) == 1 else f"otlp-{first}-{len(by_trace)}.json"
         upload, _created = upload_create(
             project=Project.objects.get(pk=project_id),
-            fileobj=document(spans),
-            filename=f"otlp-{trace_id}.json",
+            fileobj=document(s for spans in by_trace.values() for s in spans),
+            filename=name,
             fmt="otlp",
             source=Upload.Source.OTLP,
         )
-        OtlpSpan.objects.filter(pk__in=ids).update(state=OtlpSpan.State.IMPORTED, upload=upload)
-    return Outcome.IMPORTED
+        OtlpSpan.objects.filter(pk__in=[s.pk for v in by_trace.values() for s in v]).update(
+            state=OtlpSpan.State.IMPORTED, upload=upload
+        )
+        outcomes.update(dict.fromkeys(by_trace, Outcome.IMPORTED))
+    return outcomes
+
+
+def trace_finish(project_id: int, trace_id: str, *, force: bool = False) -> Outcome:
+    """One trace's `traces_finish`."""
+    return traces_finish(project_id, [trace_id], force=force)[trace_id]
 
 
 def traces_due(limit: int = SWEEP_BATCH) -> list[tuple[int, str]]:
@@ -135,10 +156,13 @@ def traces_due(limit: int = SWEEP_BATCH) -> list[tuple[int, str]]:
 
 
 def traces_sweep() -> list[str]:
-    """Import every complete buffered trace (the stale-work sweep calls this): traces that went
-    quiet without a root span, and any whose completion task was lost."""
-    done = []
+    """Import every complete buffered trace, one upload per project (the stale-work sweep calls
+    this): traces that went quiet without a root span, and any whose completion task was lost."""
+    due: dict[int, list[str]] = {}
     for project_id, trace_id in traces_due():
-        if trace_finish(project_id, trace_id) is Outcome.IMPORTED:
-            done.append(trace_id)
+        due.setdefault(project_id, []).append(trace_id)
+    done = []
+    for project_id, trace_ids in due.items():
+        outcomes = traces_finish(project_id, trace_ids)
+        done += [t for t, o in outcomes.items() if o is Outcome.IMPORTED]
     return done

@@ -149,6 +149,5 @@ def traces(request: HttpRequest) -> HttpResponse:
         # Celery (the task module loads the app).
         from traces.otlp_receiver.tasks import finish_later
 
-    for trace_id in roots:
-        finish_later(token.project_id, trace_id)
+        finish_later(token.project_id, roots)
     return reply.ok(decoded.rejected, decoded.message)
