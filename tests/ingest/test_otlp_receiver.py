@@ -30,7 +30,8 @@ def _no_broker(monkeypatch):  # type: ignore[no-untyped-def]
     """Completion checks are recorded, not queued: these tests finish traces themselves."""
     queued: list[tuple[int, str]] = []
     monkeypatch.setattr(
-        "traces.otlp_receiver.tasks.finish_later", lambda p, ts: queued.extend((p, t) for t in ts) or True
+        "traces.otlp_receiver.tasks.finish_later",
+        lambda p, ts: queued.extend((p, t) for t in ts) or True,
     )
     return queued
 
@@ -199,3 +200,23 @@ def test_size_limit_sent_and_decompressed(project, upload_token, settings, spans
     r = post(upload_token, bomb, "application/json", **{"Content-Encoding": "gzip"})
     assert r.status_code == 413
     assert post(upload_token, b"{}", "application/json").status_code == 200
+
+
+def test_database_down_and_throttled_tokens_answer_with_retry_after(
+    project, upload_token, spans, monkeypatch
+):
+    from django.db import OperationalError
+
+    def down(*_a):  # type: ignore[no-untyped-def]
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr("traces.otlp_receiver.views.spans_insert", down)
+    r = post(upload_token, proto(spans))
+    assert r.status_code == 503 and int(r["Retry-After"]) >= 1
+    monkeypatch.undo()
+    # Guessing tokens from one address: 429 with Retry-After, which exporters honour.
+    codes = [post(f"ta_guess{i}", proto(spans)).status_code for i in range(30)]
+    assert codes[0] == 401 and codes[-1] == 429
+    r = post("ta_guess_again", proto(spans))
+    assert r.status_code == 429 and int(r["Retry-After"]) >= 1
+    assert post(upload_token, proto(spans)).status_code == 200  # a valid token still passes

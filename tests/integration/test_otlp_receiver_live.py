@@ -104,8 +104,15 @@ def file_upload(project: Project, spans: Sequence[ReadableSpan]) -> dict[str, li
 
 
 def imported(project: Project, n: int) -> bool:
-    done = Upload.objects.filter(project=project, source="otlp", status="done").count()
-    return done == n and Trace.objects.filter(project=project).count() == n
+    """n traces stored, every span imported, every upload of them done (traces completed
+    together share an upload)."""
+    uploads = Upload.objects.filter(project=project, source="otlp")
+    return (
+        Trace.objects.filter(project=project).count() == n
+        and not OtlpSpan.objects.filter(project=project, state="buffered").exists()
+        and uploads.exists()
+        and not uploads.exclude(status="done").exists()
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from enum import Enum
 
 import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
@@ -38,24 +38,36 @@ class Outcome(Enum):
 
 
 def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
-    """Buffer the spans; the trace ids whose root span came with them."""
+    """Buffer the spans in one statement; the trace ids whose root span came with them.
+
+    The JSON columns are written from orjson's text (a resource or scope shared by the request's
+    spans is serialized once): the ORM's per-field encoder was most of a request's time."""
+    if not rows:
+        return []
     now = timezone.now()
-    OtlpSpan.objects.bulk_create(
-        [
-            OtlpSpan(
-                project_id=project_id,
-                trace_id=r.trace_id,
-                span_id=r.span_id,
-                root=r.root,
-                received_at=now,
-                resource=r.resource,
-                scope=r.scope,
-                span=r.span,
-            )
-            for r in rows
-        ],
-        ignore_conflicts=True,
-    )
+    dumped: dict[int, str] = {}
+
+    def text(value: dict) -> str:
+        key = id(value)
+        if key not in dumped:
+            dumped[key] = orjson.dumps(value).decode()
+        return dumped[key]
+
+    cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    one = f"(%s, %s, %s, %s, %s, %s{cast}, %s{cast}, %s{cast}, %s)"
+    params: list = []
+    for r in rows:
+        params += [project_id, r.trace_id, r.span_id, r.root, now]
+        params += [text(r.resource), text(r.scope), orjson.dumps(r.span).decode()]
+        params.append(OtlpSpan.State.BUFFERED.value)
+    table = OtlpSpan._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (project_id, trace_id, span_id, root, received_at, resource,"
+            f" scope, span, state) VALUES {', '.join([one] * len(rows))}"
+            " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING",
+            params,
+        )
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
 
 
