@@ -150,6 +150,11 @@ def test_completion_waits_for_the_root_span_or_quiet_time(spans, project, upload
     # A span of an imported trace arriving afterwards is kept, marked, not imported again.
     assert post(upload_token, proto(roots[:1])).status_code == 200  # a retry: nothing new
     assert traces_sweep() == []
+    doc = orjson.loads(otlp_json(roots[:1]))
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["spanId"] = "00000000000000ab"
+    assert post(upload_token, orjson.dumps(doc), "application/json").status_code == 200
+    assert trace_finish(project.pk, paris, force=True) is Outcome.LATE
+    assert OtlpSpan.objects.get(span_id="00000000000000ab").state == "late"
     assert Upload.objects.filter(project=project).count() == 2
 
 
