@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from tests.conftest import WorkerProcess, _db_url, wait_for
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.importers.otlp_samples import openinference_spans, otlp_json
+from tests.importers.otlp_samples import langfuse_spans, openinference_spans, otlp_json
 from traces.models import Event, Project, Trace, Upload
 from traces.otlp_receiver.models import OtlpSpan
 from traces.services import upload_create
@@ -235,3 +235,20 @@ def test_openinference_instrumented_openai_client(worker, receiver, project):
         ("message", "assistant", None),
     ]
     assert json.loads(orjson.dumps(events[3]["arguments"])) == {"city": "Paris"}
+
+
+def test_langfuse_sdk_exporting_to_the_receiver(worker, receiver, project):
+    """The Langfuse SDK's own span processor, given the OTLP exporter (docs/otlp.md)."""
+    spans = langfuse_spans(span_exporter=exporter(receiver))
+    wait_for(lambda: imported(project, 1), timeout=60)
+    got = events_of(project)
+    assert got == file_upload(project, spans)
+    ((events),) = got.values()
+    assert [e["type"] for e in events] == [
+        "trace",
+        "message",
+        "message",
+        "tool_call",
+        "tool_result",
+        "message",
+    ]
