@@ -13,14 +13,14 @@ from __future__ import annotations
 import base64
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 from traces.importers._otlp_read import hex_id
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 PROTOBUF = ("application/x-protobuf", "application/protobuf")
 JSON = ("application/json",)
@@ -143,6 +143,12 @@ def _reject(out: Decoded, message: str) -> None:
 
 
 def _from_protobuf(body: bytes) -> Decoded:
+    # Loaded on the first protobuf request, not with the URLconf: 0.2 s of every web start.
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
     try:
         request = ExportTraceServiceRequest.FromString(body)
     except (DecodeError, RuntimeWarning, ValueError) as exc:

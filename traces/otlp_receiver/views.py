@@ -17,10 +17,6 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTracePartialSuccess,
-    ExportTraceServiceResponse,
-)
 from rest_framework import exceptions
 
 from traces.api_auth import ProjectTokenAuthentication
@@ -62,6 +58,11 @@ class _Reply:
             if rejected:
                 body["partialSuccess"] = {"rejectedSpans": rejected, "errorMessage": message}
             return HttpResponse(orjson.dumps(body), content_type="application/json")
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTracePartialSuccess,
+            ExportTraceServiceResponse,
+        )
+
         response = ExportTraceServiceResponse()
         if rejected:
             response.partial_success.CopyFrom(
