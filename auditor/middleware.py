@@ -103,9 +103,10 @@ class BodyGateMiddleware:
 
 
 def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/") or request.headers.get("Accept", "").startswith(
-        "application/json"
-    )
+    # /v1/ is the OTLP receiver's: exporters authenticate by token, like API clients.
+    return request.path.startswith(("/api/", "/v1/")) or request.headers.get(
+        "Accept", ""
+    ).startswith("application/json")
 
 
 def _answer(request: HttpRequest, status: int, message: str) -> HttpResponse:

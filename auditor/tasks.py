@@ -16,6 +16,7 @@ from auditor.exports.services import exports_resume_stale
 from auditor.runs import tasks as run_tasks  # noqa: F401  (registers the run tasks)
 from auditor.runs.services import audit_runs_resume_stale
 from traces import search
+from traces.otlp_receiver.store import traces_sweep
 from traces.services import uploads_resume_stale
 
 log = logging.getLogger(__name__)
@@ -24,12 +25,14 @@ log = logging.getLogger(__name__)
 @shared_task(name="auditor.tasks.resume_stale_work")
 def resume_stale_work() -> dict:
     """Queue again what a killed worker (or a broker outage) left behind: audit runs, uploads
-    and exports whose worker has been silent for TA_STALE_SECONDS."""
+    and exports whose worker has been silent for TA_STALE_SECONDS; and import the OTLP
+    receiver's traces that are complete (quiet for TA_OTLP_QUIET_SECONDS)."""
     return {
         "runs": audit_runs_resume_stale(),
         "uploads": uploads_resume_stale(),
         "exports": exports_resume_stale(),
         "search_indexed": search.index_missing(),
+        "otlp_traces": traces_sweep(),
     }
 
 

@@ -22,6 +22,7 @@ def test_task_names_and_their_queues_are_stable():
         "auditor.tasks.start_run": "audit",
         "auditor.tasks_export.build_export": "export",
         "traces.tasks.index_search": "ingest",
+        "traces.tasks.otlp_finish_traces": "ingest",
         "traces.tasks.process_upload": "ingest",
     }
 

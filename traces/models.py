@@ -188,6 +188,7 @@ class Upload(Job):
         WEB = "web"
         API = "api"
         CLI = "cli"
+        OTLP = "otlp"
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="uploads")
     file = models.FileField(upload_to="uploads/%Y/%m/%d/", max_length=300)
@@ -321,3 +322,7 @@ class Event(models.Model):
         if self.pk is not None and not kwargs.get("force_insert"):
             raise ValueError("events are append-only")
         super().save(*args, **kwargs)
+
+
+# The OTLP receiver's span buffer: a model of this app, kept in its own module.
+from traces.otlp_receiver.models import OtlpSpan  # noqa: E402, F401

@@ -5,6 +5,7 @@ from __future__ import annotations
 from common.retrying import retrying_task
 from traces import search
 from traces.models import Upload
+from traces.otlp_receiver import tasks as otlp_tasks  # noqa: F401  (registers its task)
 from traces.services import upload_process
 
 

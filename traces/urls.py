@@ -1,6 +1,7 @@
 from django.urls import path
 
 from traces import project_views, views
+from traces.otlp_receiver import views as otlp_views
 
 app_name = "traces"
 
@@ -28,6 +29,8 @@ urlpatterns = [
     path("uploads/<int:pk>/errors/", views.upload_errors, name="upload-errors"),
     path("uploads/<int:pk>/raw/", views.upload_raw, name="upload-raw"),
     path("uploads/<int:pk>/retry/", views.upload_retry_view, name="upload-retry"),
+    # OTLP/HTTP's standard path, where exporters send spans (OTEL_EXPORTER_OTLP_ENDPOINT).
+    path("v1/traces", otlp_views.traces, name="otlp-traces"),
     path("docs/format/", views.format_docs, name="format-docs"),
     path("schema/trace-v1.json", views.format_schema, name="schema-v1"),
 ]

@@ -110,9 +110,10 @@ def openinference_spans(cities: tuple[str, ...] = ("Paris", "Atlantis")) -> list
     return list(exporter.get_finished_spans())
 
 
-def langfuse_spans() -> list:
+def langfuse_spans(span_exporter: Any = None) -> list:
     """The same kind of run through the Langfuse Python SDK (no server: its spans go to our
-    in-memory exporter; its own exporter points at a closed loopback port and is shut down)."""
+    in-memory exporter; its own exporter points at a closed loopback port and is shut down, or
+    is `span_exporter` when given)."""
     from langfuse import Langfuse
 
     provider, exporter = _provider("langfuse-agent")
@@ -123,6 +124,7 @@ def langfuse_spans() -> list:
         tracer_provider=provider,
         flush_at=1000,
         flush_interval=3600,
+        span_exporter=span_exporter,
     )
     question = "What is the weather in Paris?"
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]

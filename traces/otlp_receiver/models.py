@@ -1,0 +1,50 @@
+"""The span buffer: every span the receiver accepted, until its trace is imported."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class OtlpSpan(models.Model):
+    """One span as received, in OTLP/JSON form (ids as lowercase hex), with its resource and
+    instrumentation scope. (project, trace id, span id) is unique: an exporter's retry of a
+    request stores nothing twice. The rows stay after import, naming the upload they went to."""
+
+    class State(models.TextChoices):
+        BUFFERED = "buffered"  # waiting for its trace to complete
+        IMPORTED = "imported"  # part of the upload that made its trace
+        LATE = "late"  # arrived after its trace was imported; kept, not imported
+
+    project = models.ForeignKey(
+        "traces.Project", on_delete=models.CASCADE, related_name="otlp_spans"
+    )
+    trace_id = models.CharField(max_length=32)
+    span_id = models.CharField(max_length=16)
+    root = models.BooleanField(help_text="no parent span: its arrival may complete the trace")
+    received_at = models.DateTimeField()
+    resource = models.JSONField(default=dict)
+    scope = models.JSONField(default=dict)
+    span = models.JSONField()
+    state = models.CharField(max_length=8, choices=State.choices, default=State.BUFFERED)
+    upload = models.ForeignKey(
+        "traces.Upload", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        db_table = "traces_otlpspan"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "trace_id", "span_id"], name="otlpspan_unique_span"
+            )
+        ]
+        indexes = [
+            # The sweep and completion read only buffered spans, by trace.
+            models.Index(
+                fields=["project", "trace_id", "received_at"],
+                name="otlpspan_buffered",
+                condition=models.Q(state="buffered"),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"span {self.span_id} of {self.trace_id} ({self.state})"
