@@ -37,7 +37,7 @@ from traces.reader import (
     open_payload,
     parse_line,
 )
-from traces.run_source import Qualifier, RunSource, run_read
+from traces.run_source import Qualifier, RunSource, default_key, request_key, run_read
 from traces.signals import upload_done
 from traces.store import ChunkedStore
 from traces.validate import validate_event
@@ -107,8 +107,9 @@ def upload_create(
     origin_path: str = "",
     with_annotations: bool = False,
 ) -> tuple[Upload, bool]:
-    """Keep the raw file and queue it for processing. Returns (upload, created); an identical
-    file already uploaded to the project is returned as it is, with created=False.
+    """Keep the raw file and queue it for processing. Returns (upload, created); the same file
+    already uploaded to the project with the same format and stated run is returned as it is,
+    with created=False (the same bytes under another run or format are a new upload).
 
     `run` is what the uploader states about the run the file records (blank parts are read from
     the file); `origin_path` the path the file was read from, when it says more than its name
@@ -121,7 +122,8 @@ def upload_create(
     content_hash, size = _hash_and_size(fileobj)
     if size == 0:
         raise UploadRejected("the file is empty")
-    existing = Upload.objects.filter(project=project, content_hash=content_hash).first()
+    request = request_key(fmt, run)
+    existing = upload_same_request(project, content_hash, fmt, run)
     if existing is not None:
         return existing, False
     # Client-supplied: no path parts, CR/LF, quotes or bidi controls (common/hygiene.py).
@@ -137,6 +139,8 @@ def upload_create(
         run_agent=run.agent,
         run_benchmark=run.benchmark,
         run_label=run.label,
+        run_stated=run.stated(),
+        request_key=request,
         origin_path=origin_path.replace("\\", "/")[-500:],
         with_annotations=with_annotations,
         # Token identities are not users; only people are recorded as uploaders.
@@ -151,8 +155,26 @@ def upload_create(
     except IntegrityError:
         # The same content arrived twice at once; the other request won.
         upload.file.delete(save=False)
-        return Upload.objects.get(project=project, content_hash=content_hash), False
+        return Upload.objects.get(
+            project=project, content_hash=content_hash, request_key=request
+        ), False
     return upload, True
+
+
+def upload_same_request(
+    project: Project, content_hash: str, fmt: str, run: RunSource, *, exclude: int | None = None
+) -> Upload | None:
+    """The upload of the project that holds these bytes as this request (format and stated run).
+    Uploads stored before requests were kept (blank key) match on content and format when
+    every stated part is what they record."""
+    same = Upload.objects.filter(project=project, content_hash=content_hash).exclude(pk=exclude)
+    found = same.filter(request_key=request_key(fmt, run)).first()
+    if found is not None:
+        return found
+    for old in same.filter(request_key="", format_requested=fmt):
+        if all(not v or v == getattr(old, f"run_{k}") for k, v in run.stated().items()):
+            return old
+    return None
 
 
 def _stored_name(filename: str, content_hash: str) -> str:
@@ -214,7 +236,14 @@ def _claim(upload_id: int) -> Upload | None:
 
 
 def _events(
-    upload: Upload, stream: IO[bytes], fmt: str, collector: Collector, limits: Limits
+    upload: Upload,
+    stream: IO[bytes],
+    fmt: str,
+    collector: Collector,
+    limits: Limits,
+    run_keys: dict[str, str],
+    default: str,
+    taken: frozenset[str],
 ) -> Iterator[tuple[int, dict, bytes]]:
     """(line, event, payload bytes) for every readable event; errors go to the collector."""
     if fmt == "v1":
@@ -249,7 +278,10 @@ def _events(
             yield source_event.line, source_event.event, orjson.dumps(source_event.event)
         name = lambda tid: tid  # noqa: E731
     else:
-        qualifier = Qualifier(RunSource.of(upload))
+        qualifier = Qualifier(
+            RunSource.of(upload), default=default, upload_id=upload.pk, taken=taken
+        )
+        qualifier.keys = run_keys
         rewrite = qualifier.event
         for source_event in importer.convert(stream, report):
             event = rewrite(source_event.event)
@@ -260,29 +292,31 @@ def _events(
     upload.report = report.to_dict()
 
 
-def upload_process(*, upload_id: int) -> Upload | None:
-    """Parse, validate and store one upload. Idempotent: returns None when there is nothing to
-    do (already done, or another worker holds it). Bad data never raises: it becomes the
-    upload's error report; only infrastructure errors (database gone) propagate, to be retried.
-    """
-    upload = _claim(upload_id)
-    if upload is None:
-        return None
-    limits = Limits.from_settings()
-    progress = _Progress(upload.pk)
+def _store_once(
+    upload: Upload, limits: Limits, progress: _Progress, taken: frozenset[str]
+) -> Upload | tuple[Collector, list, list, frozenset[str]]:
+    """Read the file and store its traces once: the failed upload, or (collector, accepted,
+    rejected, run parts whose ids another upload holds)."""
     collector = Collector(
         max_events_per_trace=limits.max_events_per_trace,
         max_reported_errors=settings.TA_MAX_REPORTED_ERRORS,
     )
+    run_keys: dict[str, str] = {}
+    default = default_key(upload.origin_path or upload.filename, upload.pk)
+    clashed: set[str] = set()
 
     def conflict(st, other_upload: int) -> None:  # type: ignore[no-untyped-def]
+        key = run_keys.get(st.trace_id, "")
+        if key and key != default:
+            clashed.add(key)
         collector.error(
             st.first_line,
             st.trace_id,
             "$.trace_id",
             f"trace id already stored in this project by upload #{other_upload}; "
             "trace ids must be unique within a project (another run of the same tasks: give "
-            "this upload a model, agent or label so its trace ids name the run)",
+            "this upload a model, agent or label so its trace ids name the run — rename the "
+            "run on the upload's page)",
         )
 
     size = max(upload.size, 1)
@@ -292,6 +326,7 @@ def upload_process(*, upload_id: int) -> Upload | None:
             chunk_events=settings.TA_INGEST_BATCH_EVENTS,
             on_conflict=conflict,
             on_chunk=lambda: progress.report(0.95 * raw.tell() / size),
+            run_source_of=lambda tid: run_keys.get(tid, ""),
         )
         try:
             fmt = upload.format_requested
@@ -307,7 +342,8 @@ def upload_process(*, upload_id: int) -> Upload | None:
                 if fmt not in ZIP_FORMATS and head.startswith(ZIP_MAGIC):
                     return _fail(upload, format_hint(head))
             upload.format_detected = fmt
-            for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
+            events = _events(upload, stream, fmt, collector, limits, run_keys, default, taken)
+            for lineno, event, payload in events:
                 problems = validate_event(event)
                 if problems:
                     tid = event.get("trace_id") if isinstance(event, dict) else None
@@ -330,6 +366,35 @@ def upload_process(*, upload_id: int) -> Upload | None:
         store.close_chunk()  # the last chunk's id conflicts reject traces too
         accepted, rejected = collector.finish()
         store.finish(accepted, rejected)
+    return collector, accepted, rejected, frozenset(clashed)
+
+
+def upload_process(*, upload_id: int) -> Upload | None:
+    """Parse, validate and store one upload. Idempotent: returns None when there is nothing to
+    do (already done, or another worker holds it). Bad data never raises: it becomes the
+    upload's error report; only infrastructure errors (database gone) propagate, to be retried.
+
+    A run part (model/agent/label) whose trace ids another upload of the project already holds
+    names another run of the same tasks: the file is read again with the upload number added to
+    that run part (`gpt-4o@12`), so no trace of this run is stored under the other's ids and
+    none is mixed into it. Files of one run that hold other tasks (BFCL's one file per
+    category) keep the plain run part.
+    """
+    upload = _claim(upload_id)
+    if upload is None:
+        return None
+    limits = Limits.from_settings()
+    progress = _Progress(upload.pk)
+    taken: frozenset[str] = frozenset()
+    for _attempt in range(3):
+        done = _store_once(upload, limits, progress, taken)
+        if isinstance(done, Upload):
+            return done
+        collector, accepted, rejected, clashed = done
+        if not clashed - taken:
+            break
+        Trace.objects.filter(upload=upload).delete()
+        taken |= clashed
     if rejected and not accepted and upload.format_detected != "v1":
         upload.report["rejected_all"] = collector.rejected_all(upload.format_detected)
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from traces import project_views, views
+from traces import project_views, upload_manage_views, views
 
 app_name = "traces"
 
@@ -28,6 +28,13 @@ urlpatterns = [
     path("uploads/<int:pk>/errors/", views.upload_errors, name="upload-errors"),
     path("uploads/<int:pk>/raw/", views.upload_raw, name="upload-raw"),
     path("uploads/<int:pk>/retry/", views.upload_retry_view, name="upload-retry"),
+    path("uploads/<int:pk>/rename/", upload_manage_views.upload_rename_view, name="upload-rename"),
+    path(
+        "uploads/<int:pk>/reprocess/",
+        upload_manage_views.upload_reprocess_view,
+        name="upload-reprocess",
+    ),
+    path("uploads/<int:pk>/delete/", upload_manage_views.upload_delete_view, name="upload-delete"),
     path("docs/format/", views.format_docs, name="format-docs"),
     path("schema/trace-v1.json", views.format_schema, name="schema-v1"),
 ]
