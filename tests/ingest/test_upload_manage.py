@@ -166,7 +166,9 @@ def test_reprocess_with_another_format_and_run(audited, project):
     assert sources(b) == {"gpt-4o"}
 
 
-def test_delete_takes_the_traces_results_and_annotations_and_leaves_the_other_run(audited, project):
+def test_delete_takes_the_traces_results_and_annotations_and_leaves_the_other_run(
+    audited, django_capture_on_commit_callbacks
+):
     a, b = audited
     b_traces = set(Trace.objects.filter(upload=b).values_list("pk", flat=True))
     b_results = AuditResult.objects.filter(trace__upload=b).count()
