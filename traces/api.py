@@ -99,8 +99,9 @@ class UploadListCreate(APIView):
         description=(
             "multipart/form-data with a `file` field, or the raw file as the body (JSONL, or "
             "gzip-compressed JSONL) with `?filename=` and `?format=`. Answers 202 with the "
-            "upload's status URL; an identical file already in the project answers 200 with "
-            "`duplicate: true` and changes nothing."
+            "upload's status URL; the same file already in the project with the same format and "
+            "run answers 200 with `duplicate: true` and changes nothing (under another run "
+            "name or format it is a new upload)."
         ),
         parameters=[
             OpenApiParameter("format", str, enum=list(FORMATS), required=False),
