@@ -109,7 +109,10 @@ def default_key(filename: str, upload_id: int | None) -> str:
 
 def own_key(key: str, upload_id: int | None, taken: frozenset[str] | set[str]) -> str:
     """`key`, or `key@<upload>` when another upload of the project already uses it."""
-    return f"{key}@{upload_id}"[:MAX_KEY] if key in taken else key
+    if key not in taken:
+        return key
+    suffix = f"@{upload_id}"
+    return key[: MAX_KEY - len(suffix)] + suffix
 
 
 def requalify(trace_id: str, old: str, new: str) -> str:

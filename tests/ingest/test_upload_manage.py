@@ -293,3 +293,11 @@ def test_cli_renames_reprocesses_and_deletes(project, capsys):
     assert Upload.objects.filter(pk=up.pk).exists()
     call_command("upload", "delete", str(up.pk), "--yes")
     assert not Upload.objects.filter(pk=up.pk).exists()
+
+
+def test_a_long_run_part_keeps_its_upload_number():
+    from traces.run_source import MAX_KEY, own_key
+
+    key = "m" * MAX_KEY
+    assert own_key(key, 12, {key}) == "m" * (MAX_KEY - 3) + "@12"
+    assert own_key("gpt-4o", 12, {"claude"}) == "gpt-4o"
