@@ -20,12 +20,14 @@ from traces.run_source import RunSource
 from traces.serializers import (
     EventSerializer,
     TraceSerializer,
+    UploadChangeSerializer,
     UploadCreatedSerializer,
     UploadFormSerializer,
     UploadSerializer,
 )
-from traces.services import FORMATS, upload_create, upload_size_check
+from traces.services import FORMATS, UploadRejected, upload_create, upload_size_check
 from traces.upload_handlers import upload_too_large
+from traces.upload_manage import upload_delete, upload_dependents, upload_rename, upload_reprocess
 
 RAW_TYPES = (
     "application/x-ndjson",
@@ -97,8 +99,9 @@ class UploadListCreate(APIView):
         description=(
             "multipart/form-data with a `file` field, or the raw file as the body (JSONL, or "
             "gzip-compressed JSONL) with `?filename=` and `?format=`. Answers 202 with the "
-            "upload's status URL; an identical file already in the project answers 200 with "
-            "`duplicate: true` and changes nothing."
+            "upload's status URL; the same file already in the project with the same format and "
+            "run answers 200 with `duplicate: true` and changes nothing (under another run "
+            "name or format it is a new upload)."
         ),
         parameters=[
             OpenApiParameter("format", str, enum=list(FORMATS), required=False),
@@ -175,6 +178,88 @@ class UploadDetail(APIView):
         upload = selectors.upload_get(user=request.user, upload_id=pk)
         return Response(UploadSerializer(upload, context={"request": request}).data)
 
+    @extend_schema(
+        summary="Rename the upload's run (owners); its traces follow",
+        request=UploadChangeSerializer,
+        responses={200: UploadSerializer, 403: None, 409: None},
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        upload = _owned(request, pk)
+        form = UploadChangeSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        upload = _changed(upload_rename, upload=upload, run=_run(form.validated_data))
+        return Response(UploadSerializer(upload, context={"request": request}).data)
+
+    @extend_schema(
+        summary="Delete the upload with its traces, results and annotations (owners)",
+        parameters=[OpenApiParameter("confirm", bool, required=False)],
+        responses={200: None, 400: None, 403: None},
+    )
+    def delete(self, request: Request, pk: int) -> Response:
+        """Without `?confirm=true`: 400 naming what would go, nothing deleted."""
+        upload = _owned(request, pk)
+        if request.query_params.get("confirm") not in ("1", "true"):
+            goes = dict(upload_dependents(upload))
+            what = ", ".join(f"{n} {name}" for name, n in goes.items()) or "no traces"
+            return Response(
+                {
+                    "detail": f"deleting upload #{pk} also deletes {what}; repeat with "
+                    "?confirm=true",
+                    "would_delete": goes,
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        gone = _changed(upload_delete, upload=upload)
+        return Response({"deleted": pk, "with": dict(gone)})
+
+
+def _owned(request: Request, pk: int) -> Upload:
+    upload = selectors.upload_get(user=request.user, upload_id=pk)
+    if selectors.role_of(user=request.user, project=upload.project) != "owner":
+        raise PermissionDenied("only the project's owners change or delete uploads")
+    return upload
+
+
+def _run(data: dict) -> RunSource:
+    return RunSource(**{k: data.get(f"run_{k}") or "" for k in RUN_PARTS})
+
+
+def _changed(action, **kwargs):  # type: ignore[no-untyped-def]
+    """Run an upload change; a refusal answers with its status and reason."""
+    try:
+        return action(**kwargs)
+    except UploadRejected as exc:
+        raise _Refused(str(exc), exc.status) from exc
+
+
+class _Refused(ValidationError):
+    def __init__(self, detail: str, code: int) -> None:
+        super().__init__({"detail": detail})
+        self.status_code = code
+
+
+class UploadReprocess(APIView):
+    token_scope = ProjectToken.Scope.WRITE
+
+    @extend_schema(
+        summary="Process the upload again, with another format or run (owners)",
+        request=UploadChangeSerializer,
+        responses={202: UploadSerializer, 403: None, 409: None},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        upload = _owned(request, pk)
+        form = UploadChangeSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        given = {k for k in request.data if k.startswith("run_")}
+        run = _run(form.validated_data) if given else None
+        upload = _changed(
+            upload_reprocess, upload=upload, fmt=form.validated_data.get("format"), run=run
+        )
+        return Response(
+            UploadSerializer(upload, context={"request": request}).data,
+            status=status.HTTP_202_ACCEPTED,
+        )
+
 
 class TraceList(generics.ListAPIView):
     serializer_class = TraceSerializer
@@ -206,6 +291,7 @@ class EventList(generics.ListAPIView):
 __all__ = [
     "UploadListCreate",
     "UploadDetail",
+    "UploadReprocess",
     "TraceList",
     "TraceDetail",
     "EventList",

@@ -7,6 +7,7 @@ app_name = "api"
 urlpatterns = [
     path("uploads/", api.UploadListCreate.as_view(), name="upload-list"),
     path("uploads/<int:pk>/", api.UploadDetail.as_view(), name="upload-detail"),
+    path("uploads/<int:pk>/reprocess/", api.UploadReprocess.as_view(), name="upload-reprocess"),
     path("traces/", api.TraceList.as_view(), name="trace-list"),
     path("traces/<int:pk>/", api.TraceDetail.as_view(), name="trace-detail"),
     path("traces/<int:pk>/events/", api.EventList.as_view(), name="event-list"),

@@ -219,6 +219,11 @@ class Upload(Job):
     run_agent = models.CharField(max_length=200, blank=True)
     run_benchmark = models.CharField(max_length=200, blank=True)
     run_label = models.CharField(max_length=200, blank=True)
+    # What the uploader stated about the run (model, agent, benchmark, label; blank: read from
+    # the file), kept apart from `run_*`, which also hold what was read. `request_key` hashes
+    # it with the format asked for: the same bytes under another run or format are a new upload.
+    run_stated = models.JSONField(default=dict, blank=True)
+    request_key = models.CharField(max_length=64, blank=True)
     # The path the CLI was given (directories name the model in BFCL's layout); `filename`
     # keeps only the last part.
     origin_path = models.CharField(max_length=500, blank=True)
@@ -228,9 +233,10 @@ class Upload(Job):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            # An identical re-upload to the same project is a no-op: the content hash is the key.
+            # An identical re-upload (same bytes, format and stated run) to the same project is a
+            # no-op: the content hash and the request are the key.
             models.UniqueConstraint(
-                fields=["project", "content_hash"], name="upload_unique_content"
+                fields=["project", "content_hash", "request_key"], name="upload_unique_request"
             )
         ]
 
@@ -267,6 +273,9 @@ class Trace(models.Model):
     task_id = models.CharField(max_length=255, blank=True, db_index=True)
     # The upload's run label, copied so filters and exports need no join.
     run_label = models.CharField(max_length=200, blank=True, db_index=True)
+    # The run part of the trace id (agent/model/label, or the upload's own `<file>@<upload>`):
+    # with the task, what identifies the trace. Blank for native ids and older uploads.
+    run_source = models.CharField(max_length=200, blank=True, db_index=True)
     outcome_success = models.BooleanField(null=True, db_index=True)
     outcome_reward = models.FloatField(null=True)
     header = models.JSONField(default=dict, blank=True)

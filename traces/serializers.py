@@ -26,6 +26,7 @@ class UploadSerializer(serializers.ModelSerializer):
             "run_agent",
             "run_benchmark",
             "run_label",
+            "run_stated",
             "with_annotations",
             "status",
             "progress",
@@ -78,6 +79,16 @@ class UploadFormSerializer(serializers.Serializer):
     with_annotations = serializers.BooleanField(required=False, default=False)
 
 
+class UploadChangeSerializer(serializers.Serializer):
+    """PATCH /api/uploads/<id>/ (rename the run) and POST …/reprocess/ (with a `format`)."""
+
+    format = serializers.CharField(required=False)
+    run_model = serializers.CharField(required=False, default="", allow_blank=True)
+    run_agent = serializers.CharField(required=False, default="", allow_blank=True)
+    run_benchmark = serializers.CharField(required=False, default="", allow_blank=True)
+    run_label = serializers.CharField(required=False, default="", allow_blank=True)
+
+
 class TraceSerializer(serializers.ModelSerializer):
     trace_id = serializers.CharField(source="external_id")
 
@@ -93,6 +104,7 @@ class TraceSerializer(serializers.ModelSerializer):
             "category",
             "task_id",
             "run_label",
+            "run_source",
             "outcome_success",
             "outcome_reward",
             "event_count",

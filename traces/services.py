@@ -8,12 +8,8 @@ with `--inline`; the same function either way).
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import IO
 
-import orjson
 from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
@@ -22,29 +18,17 @@ from django.db.models import F
 from django.utils import timezone
 
 from common.hygiene import clean_filename
-from common.jobs import job_claim, job_enqueue, job_heartbeat, stale, stale_cutoff
+from common.jobs import job_claim, job_enqueue, stale, stale_cutoff
 from traces import importers, search
-from traces.collect import Collector, trace_id_from_raw
-from traces.importers.base import ImportReport
+from traces.ingest_pass import Progress, store_once
 from traces.models import Project, Trace, Upload
 from traces.reader import (
-    ZIP_MAGIC,
-    LimitExceeded,
     Limits,
-    TooLong,
-    format_hint,
-    iter_lines,
-    open_payload,
-    parse_line,
 )
-from traces.run_source import Qualifier, RunSource, run_read
+from traces.run_source import RunSource, request_key, run_read
 from traces.signals import upload_done
-from traces.store import ChunkedStore
-from traces.validate import validate_event
 
 FORMATS = ("auto", *dict.fromkeys(["v1", *importers.IMPORTERS]))
-# Formats whose files are zip archives (Inspect AI's `.eval`); any other gets the zip hint.
-ZIP_FORMATS = ("inspect_ai",)
 
 
 class UploadRejected(Exception):
@@ -107,8 +91,9 @@ def upload_create(
     origin_path: str = "",
     with_annotations: bool = False,
 ) -> tuple[Upload, bool]:
-    """Keep the raw file and queue it for processing. Returns (upload, created); an identical
-    file already uploaded to the project is returned as it is, with created=False.
+    """Keep the raw file and queue it for processing. Returns (upload, created); the same file
+    already uploaded to the project with the same format and stated run is returned as it is,
+    with created=False (the same bytes under another run or format are a new upload).
 
     `run` is what the uploader states about the run the file records (blank parts are read from
     the file); `origin_path` the path the file was read from, when it says more than its name
@@ -121,7 +106,8 @@ def upload_create(
     content_hash, size = _hash_and_size(fileobj)
     if size == 0:
         raise UploadRejected("the file is empty")
-    existing = Upload.objects.filter(project=project, content_hash=content_hash).first()
+    request = request_key(fmt, run)
+    existing = upload_same_request(project, content_hash, fmt, run)
     if existing is not None:
         return existing, False
     # Client-supplied: no path parts, CR/LF, quotes or bidi controls (common/hygiene.py).
@@ -137,6 +123,8 @@ def upload_create(
         run_agent=run.agent,
         run_benchmark=run.benchmark,
         run_label=run.label,
+        run_stated=run.stated(),
+        request_key=request,
         origin_path=origin_path.replace("\\", "/")[-500:],
         with_annotations=with_annotations,
         # Token identities are not users; only people are recorded as uploaders.
@@ -151,8 +139,26 @@ def upload_create(
     except IntegrityError:
         # The same content arrived twice at once; the other request won.
         upload.file.delete(save=False)
-        return Upload.objects.get(project=project, content_hash=content_hash), False
+        return Upload.objects.get(
+            project=project, content_hash=content_hash, request_key=request
+        ), False
     return upload, True
+
+
+def upload_same_request(
+    project: Project, content_hash: str, fmt: str, run: RunSource, *, exclude: int | None = None
+) -> Upload | None:
+    """The upload of the project that holds these bytes as this request (format and stated run).
+    Uploads stored before requests were kept (blank key) match on content and format when
+    every stated part is what they record."""
+    same = Upload.objects.filter(project=project, content_hash=content_hash).exclude(pk=exclude)
+    found = same.filter(request_key=request_key(fmt, run)).first()
+    if found is not None:
+        return found
+    for old in same.filter(request_key="", format_requested=fmt):
+        if all(not v or v == getattr(old, f"run_{k}") for k, v in run.stated().items()):
+            return old
+    return None
 
 
 def _stored_name(filename: str, content_hash: str) -> str:
@@ -188,20 +194,6 @@ def upload_retry(*, upload: Upload) -> bool:
 # --- processing ---------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class _Progress:
-    upload_id: int
-    last: float = 0.0
-
-    def report(self, fraction: float, *, force: bool = False) -> None:
-        now = time.monotonic()
-        if force or now - self.last > 0.5:
-            self.last = now
-            job_heartbeat(
-                Upload.objects.filter(pk=self.upload_id), progress=min(max(fraction, 0.0), 1.0)
-            )
-
-
 def _claim(upload_id: int) -> Upload | None:
     """Take the upload for processing, exactly once (a conditional update, so a redelivered
     task finds nothing to do) — unless the previous claimant went silent and is presumed dead."""
@@ -213,123 +205,32 @@ def _claim(upload_id: int) -> Upload | None:
     return upload
 
 
-def _events(
-    upload: Upload, stream: IO[bytes], fmt: str, collector: Collector, limits: Limits
-) -> Iterator[tuple[int, dict, bytes]]:
-    """(line, event, payload bytes) for every readable event; errors go to the collector."""
-    if fmt == "v1":
-        for lineno, line in iter_lines(stream, limits.max_line_bytes):
-            if isinstance(line, TooLong):
-                collector.error(
-                    lineno,
-                    trace_id_from_raw(line.head),
-                    "$",
-                    f"line longer than the limit of {limits.max_line_bytes} bytes "
-                    "(TA_MAX_LINE_BYTES)",
-                )
-                continue
-            try:
-                value, warning, line = parse_line(line, limits.max_depth)
-            except ValueError as exc:
-                collector.error(lineno, trace_id_from_raw(line), "$", str(exc))
-                continue
-            if warning:
-                tid = value.get("trace_id") if isinstance(value, dict) else None
-                collector.warn(lineno, tid if isinstance(tid, str) else None, warning)
-            yield lineno, value, line
-        return
-    report = ImportReport(
-        format=fmt,
-        detected=upload.format_requested == "auto",
-        filename=upload.origin_path or upload.filename,
-    )
-    importer = importers.IMPORTERS[fmt]
-    if getattr(importer, "keeps_ids", False):  # a round trip: the ids are the stored ones
-        for source_event in importer.convert(stream, report):
-            yield source_event.line, source_event.event, orjson.dumps(source_event.event)
-        name = lambda tid: tid  # noqa: E731
-    else:
-        qualifier = Qualifier(RunSource.of(upload))
-        rewrite = qualifier.event
-        for source_event in importer.convert(stream, report):
-            event = rewrite(source_event.event)
-            yield source_event.line, event, orjson.dumps(event)
-        name = qualifier.trace_id
-    for err in report.errors:
-        collector.error(err.line, name(err.trace_id), err.path, err.message)
-    upload.report = report.to_dict()
-
-
 def upload_process(*, upload_id: int) -> Upload | None:
     """Parse, validate and store one upload. Idempotent: returns None when there is nothing to
     do (already done, or another worker holds it). Bad data never raises: it becomes the
     upload's error report; only infrastructure errors (database gone) propagate, to be retried.
+
+    A run part (model/agent/label) whose trace ids another upload of the project already holds
+    names another run of the same tasks: the file is read again with the upload number added to
+    that run part (`gpt-4o@12`), so no trace of this run is stored under the other's ids and
+    none is mixed into it. Files of one run that hold other tasks (BFCL's one file per
+    category) keep the plain run part.
     """
     upload = _claim(upload_id)
     if upload is None:
         return None
     limits = Limits.from_settings()
-    progress = _Progress(upload.pk)
-    collector = Collector(
-        max_events_per_trace=limits.max_events_per_trace,
-        max_reported_errors=settings.TA_MAX_REPORTED_ERRORS,
-    )
-
-    def conflict(st, other_upload: int) -> None:  # type: ignore[no-untyped-def]
-        collector.error(
-            st.first_line,
-            st.trace_id,
-            "$.trace_id",
-            f"trace id already stored in this project by upload #{other_upload}; "
-            "trace ids must be unique within a project (another run of the same tasks: give "
-            "this upload a model, agent or label so its trace ids name the run)",
-        )
-
-    size = max(upload.size, 1)
-    with upload.file.open("rb") as raw:
-        store = ChunkedStore(
-            upload,
-            chunk_events=settings.TA_INGEST_BATCH_EVENTS,
-            on_conflict=conflict,
-            on_chunk=lambda: progress.report(0.95 * raw.tell() / size),
-        )
-        try:
-            fmt = upload.format_requested
-            zip_format = fmt in ("auto", *ZIP_FORMATS)
-            stream, _gz = open_payload(raw, limits, zip_format=zip_format)
-            if fmt == "auto":
-                head = _head(stream)
-                try:
-                    fmt = importers.detect(head, upload.filename)
-                except ValueError as exc:
-                    hint = format_hint(head)
-                    return _fail(upload, f"{hint} ({exc})" if hint else str(exc))
-                if fmt not in ZIP_FORMATS and head.startswith(ZIP_MAGIC):
-                    return _fail(upload, format_hint(head))
-            upload.format_detected = fmt
-            for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
-                problems = validate_event(event)
-                if problems:
-                    tid = event.get("trace_id") if isinstance(event, dict) else None
-                    tid = tid if isinstance(tid, str) and tid else None
-                    for path, message in problems:
-                        collector.error(lineno, tid, path, message)
-                    continue
-                row = collector.add(lineno, event, payload)
-                if row is not None:
-                    store.write(row)
-        except LimitExceeded as exc:
-            store.abort()
-            return _fail(upload, str(exc))
-        except OSError as exc:
-            store.abort()
-            return _fail(upload, f"the stored file cannot be read: {exc}")
-        except BaseException:
-            store.abort()
-            raise
-        store.close_chunk()  # the last chunk's id conflicts reject traces too
-        accepted, rejected = collector.finish()
-        store.finish(accepted, rejected)
+    progress = Progress(upload.pk)
+    taken: frozenset[str] = frozenset()
+    for _attempt in range(3):
+        done = store_once(upload, limits, progress, taken)
+        if isinstance(done, Upload):
+            return done
+        collector, accepted, rejected, clashed = done
+        if not clashed - taken:
+            break
+        Trace.objects.filter(upload=upload).delete()
+        taken |= clashed
     if rejected and not accepted and upload.format_detected != "v1":
         upload.report["rejected_all"] = collector.rejected_all(upload.format_detected)
 
@@ -351,31 +252,6 @@ def upload_process(*, upload_id: int) -> Upload | None:
     search.index_upload_queue(upload.pk)
     # Listeners outside traces (the auditor re-creates an export's decisions and verdicts).
     upload_done.send(sender=Upload, upload=upload)
-    upload.refresh_from_db()
-    return upload
-
-
-def _head(stream: IO[bytes]) -> bytes:
-    """The first 64 KiB, without consuming them."""
-    peek = getattr(stream, "peek", None)
-    if peek is not None:
-        head = peek(65536)[:65536]
-        if head:
-            return head
-    head = stream.read(65536)
-    stream.seek(0)
-    return head
-
-
-def _fail(upload: Upload, message: str) -> Upload:
-    """The whole file is unusable (a limit, unreadable gzip, unknown format). The raw file is
-    kept; the user sees why and can upload a corrected file."""
-    Upload.objects.filter(pk=upload.pk).update(
-        status=Upload.Status.FAILED,
-        failure=message,
-        finished_at=timezone.now(),
-        format_detected=upload.format_detected,
-    )
     upload.refresh_from_db()
     return upload
 

@@ -120,8 +120,10 @@ class ChunkedStore:
         chunk_events: int,
         on_conflict: Callable[[TraceState, int], None],
         on_chunk: Callable[[], None],
+        run_source_of: Callable[[str], str] = lambda _tid: "",
     ) -> None:
         self.upload = upload
+        self.run_source_of = run_source_of
         self.chunk_events = chunk_events
         self.on_conflict = on_conflict
         self.on_chunk = on_chunk
@@ -265,6 +267,7 @@ class ChunkedStore:
             project_id=self.upload.project_id,
             upload=self.upload,
             external_id=st.trace_id,
+            run_source=self.run_source_of(st.trace_id),
             **trace_fields(st.header, self.upload),
         )
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from traces import project_views, views
+from traces import project_views, upload_manage_views, views
 from traces.otlp_receiver import views as otlp_views
 
 app_name = "traces"
@@ -31,6 +31,13 @@ urlpatterns = [
     path("uploads/<int:pk>/retry/", views.upload_retry_view, name="upload-retry"),
     # OTLP/HTTP's standard path, where exporters send spans (OTEL_EXPORTER_OTLP_ENDPOINT).
     path("v1/traces", otlp_views.traces, name="otlp-traces"),
+    path("uploads/<int:pk>/rename/", upload_manage_views.upload_rename_view, name="upload-rename"),
+    path(
+        "uploads/<int:pk>/reprocess/",
+        upload_manage_views.upload_reprocess_view,
+        name="upload-reprocess",
+    ),
+    path("uploads/<int:pk>/delete/", upload_manage_views.upload_delete_view, name="upload-delete"),
     path("docs/format/", views.format_docs, name="format-docs"),
     path("schema/trace-v1.json", views.format_schema, name="schema-v1"),
 ]

@@ -155,7 +155,11 @@ def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
                 error = str(exc)
             else:
                 if not created:
-                    messages.info(request, "This exact file was uploaded before; nothing changed.")
+                    messages.info(
+                        request,
+                        "This exact file was uploaded before with the same format and run; "
+                        "nothing changed (give another run name to store it as another run).",
+                    )
                 if wants_json:  # the drag-and-drop script follows this itself
                     return JsonResponse(
                         {"url": upload.get_absolute_url(), "duplicate": not created}
@@ -186,6 +190,13 @@ def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "upload": upload,
             "project": upload.project,
             "can_upload": selectors.can_write(user=request.user, project=upload.project),
+            "can_manage": selectors.role_of(user=request.user, project=upload.project) == "owner",
+            "formats": FORMATS,
+            "run_sources": list(
+                upload.traces.exclude(run_source="")
+                .values_list("run_source", flat=True)
+                .distinct()[:6]
+            ),
             "traces_url": page_url("trace-list", upload.project_id),
             "audit_url": _audit_url(upload),
         },

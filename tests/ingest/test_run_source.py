@@ -127,25 +127,33 @@ def test_two_humaneval_runs_and_two_bfcl_runs_coexist_and_the_model_filter_separ
     )
 
 
-def test_identical_reupload_is_a_no_op_and_a_label_tells_apart_two_runs_of_one_model(project):
+def test_identical_reupload_is_a_no_op_and_a_second_run_of_one_model_is_kept_apart(project):
     raw = HUMANEVAL.read_bytes()
     first = ingest(project, raw, HUMANEVAL.name)
     again, created = upload_create(
         project=project, fileobj=raw, filename="renamed.jsonl", source="web", enqueue=False
     )
     assert not created and again.pk == first.pk
-    # The same model and method once more (a different sampling seed): without a label every
-    # trace collides and the error says how to keep both runs ...
+    # The same model and method once more (a different sampling seed), unnamed: every trace is
+    # stored, under the upload's own run part — none under the first run's ids.
     rerun = first_attempts(raw)
-    clash = ingest(project, rerun, HUMANEVAL.name)
-    assert clash.traces_accepted == 0 and clash.traces_rejected == first.traces_accepted
-    assert "give this upload a model, agent or label" in clash.errors[0]["message"]
-    # ... with one, both runs are kept and the label is on every trace.
+    second = ingest(project, rerun, HUMANEVAL.name)
+    assert (second.traces_accepted, second.traces_rejected) == (first.traces_accepted, 0)
+    key = f"reflexion/gpt-3.5-turbo-0613@{second.pk}"
+    assert set(Trace.objects.filter(upload=second).values_list("run_source", flat=True)) == {key}
+    assert Trace.objects.get(upload=second, task_id="HumanEval/0").external_id == (
+        f"repair:{key}:HumanEval/0"
+    )
+    assert set(Trace.objects.filter(upload=first).values_list("run_source", flat=True)) == {
+        "reflexion/gpt-3.5-turbo-0613"
+    }
+    # ... with a label, a third run is named by it.
     labelled = ingest(project, rerun + b"\n", HUMANEVAL.name, run=RunSource(label="seed-2"))
     assert labelled.traces_rejected == 0 and labelled.traces_accepted == first.traces_accepted
     t = Trace.objects.get(upload=labelled, task_id="HumanEval/0")
     assert t.external_id == "repair:reflexion/gpt-3.5-turbo-0613/seed-2:HumanEval/0"
     assert t.run_label == "seed-2" and t.header["labels"]["run"] == "seed-2"
+    assert t.run_source == "reflexion/gpt-3.5-turbo-0613/seed-2"
 
 
 def test_v1_trace_ids_are_kept_as_given_and_the_stated_run_fills_blank_columns(project):

@@ -134,6 +134,7 @@ def test_identical_reupload_is_a_no_op(project):
         project=project,
         fileobj=data,
         filename="other-name.jsonl",
+        fmt="v1",
         source=Upload.Source.API,
         enqueue=False,
     )

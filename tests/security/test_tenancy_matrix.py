@@ -118,6 +118,8 @@ def pages(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untype
         ("get", f"/uploads/{u}/", read),
         ("get", f"/uploads/{u}/errors/", read),
         ("get", f"/uploads/{u}/raw/", read),
+        # The delete confirmation (it names what goes and deletes nothing): owners only.
+        ("get", f"/uploads/{u}/delete/", {**owner_only, "owner": 200}),
         ("get", f"/traces/{t}/", read),
         ("get", f"/traces/{t}/events/1/", read),
         # The "load more" fragment: without htmx it sends the browser to the page's window.
@@ -165,6 +167,13 @@ def api(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untyped-
     }
     return [
         ("get", f"/api/uploads/{u}/", read),
+        # Without ?confirm=true an owner is told what would go (400); nothing is deleted. A
+        # token, even of the write scope, is no owner.
+        (
+            "delete",
+            f"/api/uploads/{u}/",
+            {**read, "owner": 400, "annotator": 403, "viewer": 403, "token": 403},
+        ),
         ("get", f"/api/traces/{t}/", read),
         ("get", f"/api/traces/{t}/events/", read),
         ("get", f"/api/exports/{e}/", read),

@@ -73,11 +73,17 @@ class InspectLogImporter:
         finally:
             os.unlink(path)
         task = str(getattr(log.eval, "task", "") or "task")
-        model = getattr(log.eval, "model", None)
+        model = inspect_model(log.eval)
         for number, sample in enumerate(log.samples or (), 1):
             tid = f"inspect:{task}:{sample.id}:epoch{sample.epoch}"
             trace = Trace(tid, number, report)
             yield from record_events(trace, _sample, trace, task, model, sample)
+
+
+def inspect_model(eval_spec: Any) -> str | None:
+    """An Inspect log names the evaluated model in its eval spec (`openai/gpt-4o`)."""
+    model = getattr(eval_spec, "model", None)
+    return model if isinstance(model, str) and model else None
 
 
 def off_event_loop(fn: Any, *args: Any) -> Any:

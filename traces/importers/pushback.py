@@ -14,10 +14,12 @@ flagged `meta.harness_error`; when the last reply is one, the outcome is unknown
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ._common import Trace, any_record, convert_jsonl, require, short
+from ._common import Trace, any_record, convert_jsonl, require, short, stream_name
 from ._harness import harness_error
 from .base import ImportReport, SourceEvent
 
@@ -62,7 +64,25 @@ class PushbackImporter:
             trace_id = f"pushback:{rid}" if usable else f"pushback:line{line}"
             return trace_id, "$.id", f"expected a unique id, found {rid!r}"
 
-        yield from convert_jsonl(stream, report, identify=identify, build=_record)
+        from_name = sycon_model_from_name(os.path.basename(stream_name(stream, report)))
+        yield from convert_jsonl(
+            stream,
+            report,
+            identify=identify,
+            build=lambda trace, record: _record(trace, record, from_name),
+        )
+
+
+# SYCON-Bench result files: `<dataset>_<model>_prompt<N>.jsonl`.
+_SYCON_NAME = re.compile(r"^[a-z]+(?:_[a-z]+)*_(?P<model>[^_].*?)_prompt\d+$")
+
+
+def sycon_model_from_name(filename: str) -> str | None:
+    """The model of a SYCON-Bench file from its name (`false_presuppositions_gpt-4o_prompt0.jsonl`
+    → `gpt-4o`), for records without `model_dir`."""
+    stem = re.sub(r"(\.jsonl|\.json|\.gz)+$", "", filename)
+    match = _SYCON_NAME.match(stem)
+    return match.group("model") if match else None
 
 
 def _label(trace: Trace, turn: dict, path: str) -> bool:
@@ -77,13 +97,13 @@ def _label(trace: Trace, turn: dict, path: str) -> bool:
     )
 
 
-def _record(trace: Trace, record: Any) -> None:
+def _record(trace: Trace, record: Any, from_name: str | None = None) -> None:
     record = require(trace, record, dict, "$", "a pushback record object")
     question = require(trace, record.get("question"), str, "$.question", "the question text")
     turns = require(trace, record.get("turns"), list, "$.turns", "an array of turns")
     if not turns:
         raise trace.fail("$.turns", "expected at least one turn, found an empty array")
-    model = record.get("model_dir") if isinstance(record.get("model_dir"), str) else None
+    model = record.get("model_dir") if isinstance(record.get("model_dir"), str) else from_name
     header = trace.header(
         agent=model,
         model=model,

@@ -96,6 +96,12 @@ def _tau_model(filename: str, domain: str) -> str | None:
     return None
 
 
+def tau2_model(agent_info: Any) -> str | None:
+    """τ²-bench names the agent's model in `info.agent_info.llm` (e.g. `xai/grok-3`)."""
+    model = agent_info.get("llm") if isinstance(agent_info, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
 def _convert_tau(records: list, filename: str, report: ImportReport) -> Iterator[SourceEvent]:
     seen: dict[str, int] = {}
     for index, record in enumerate(records, 1):
@@ -286,10 +292,9 @@ def _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc
         for key, value in task_src.items():
             if key != "id":
                 task[key] = value
-    model = agent_info.get("llm")
     header = trace.header(
         agent=agent_info.get("implementation"),
-        model=model if isinstance(model, str) else None,
+        model=tau2_model(agent_info),
         task=task,
         env={"name": f"tau2-bench:{domain}", "config": config},
         outcome={"success": success_from_reward(reward), "reward": reward, "details": reward_info},
