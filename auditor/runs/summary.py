@@ -16,7 +16,7 @@ from django.db.models.functions import Cast
 from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.stats_display import policy_statistics
+from auditor.runs.stats_display import model_statistics, policy_statistics
 from policies.stats.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.stats.report import PolicyFold
 from traces.models import Trace
@@ -49,8 +49,8 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
         # run's unknown results are read where they are needed (the traces list's transition
         # filter, the annotation queues), not from a summary that grows with the run.
         fold = PolicyFold(policy)
-        for row, category in _result_rows(run, policy):
-            fold.add(row, category)
+        for row, category, trace in _result_rows(run, policy):
+            fold.add(row, category, **trace)
         paper = fold.summary.paper
         if isinstance(paper, ChecklistTable) and _events_apart(policy):
             for event, count in _feedback_events(run, policy):
@@ -88,11 +88,14 @@ def analyze_results_if_misjudged(run: AuditRun) -> bool:
     return True
 
 
-def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], str]]:
+def _result_rows(
+    run: AuditRun, policy: str
+) -> Iterator[tuple[dict[str, Any], str, dict[str, str]]]:
     """The policy's results in trace order, each with its trace's category (`NO_CATEGORY` for
-    none), a page at a time (keyset on the trace, which the (run, trace, policy) unique index
-    serves). The records are read as text (`_record_text`), decoded by orjson: the JSONField path
-    decodes them with the stdlib, half of the summary's time on a large run."""
+    none) and what keys the per-model tables (`trace_keys`), a page at a time (keyset on the
+    trace, which the (run, trace, policy) unique index serves). The records are read as text
+    (`_record_text`), decoded by orjson: the JSONField path decodes them with the stdlib, half of
+    the summary's time on a large run."""
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
         .order_by("trace_id")
@@ -104,16 +107,36 @@ def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], s
         page = list((results if last is None else results.filter(trace_id__gt=last))[:PAGE_SIZE])
         # The page's categories by their own query: joined, PostgreSQL merge-joined the traces
         # from the first id on every page (quadratic in the run's size).
-        categories = dict(
-            Trace.objects.filter(pk__in=[r["trace_id"] for r in page]).values_list("pk", "category")
-        )
+        traces = {
+            t[0]: t[1:]
+            for t in Trace.objects.filter(pk__in=[r["trace_id"] for r in page]).values_list(
+                "pk", "category", *TRACE_KEY_FIELDS
+            )
+        }
         for r in page:
             record = orjson.loads(r.pop("record_text"))
             last = r["trace_id"]
-            category = categories.get(r["trace_id"]) or NO_CATEGORY
-            yield {**r, "record": record, "policy": policy}, category
+            category, *keys = traces.get(r["trace_id"]) or ("", *[""] * len(TRACE_KEY_FIELDS))
+            yield (
+                {**r, "record": record, "policy": policy},
+                category or NO_CATEGORY,
+                trace_keys(*keys),
+            )
         if len(page) < PAGE_SIZE:
             return
+
+
+#: The trace fields the per-model tables are keyed by (`trace_keys`).
+TRACE_KEY_FIELDS = ("model", "agent", "run_label", "benchmark", "task_id")
+
+
+def trace_keys(model: str, agent: str, label: str, benchmark: str, task_id: str) -> dict[str, str]:
+    """A trace's model, run source and task for `PolicyFold.add`: the run source names the run
+    it was uploaded as (agent/model/label, as `traces.run_source.RunSource.key` names it), the
+    task is the benchmark's task id (matched across models; none without a task id)."""
+    source = "/".join(dict.fromkeys(p for p in (agent, model, label) if p))
+    task = f"{benchmark}:{task_id}" if task_id else ""
+    return {"model": model, "source": source, "task": task}
 
 
 def _run_order(run: AuditRun) -> Any:
@@ -200,6 +223,8 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         paper = summary.get(policy)
         if paper is not None:  # the seed paper's own table (policies.stats.paper_tables)
             per_policy[policy]["paper_table"] = paper
+        if summary.get("per_model"):  # the same tables per model, and Δ of each two models
+            per_policy[policy].update(model_statistics(summary))
         report = summary.get("report")
         if report:  # TwinCheck's per-certificate table and gate AUC/AP
             per_policy[policy]["report"] = report

@@ -17,7 +17,7 @@ from auditor.llm.endpoints import endpoint_list, is_owner
 from auditor.llm.models import RunModelUsage
 from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
 from auditor.llm.store import usage_summary
-from auditor.runs import run_page, selectors
+from auditor.runs import per_model_display, run_page, selectors
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
@@ -135,6 +135,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 for k in selectors.TRANSITIONS
             }
             c["links"]["all"] = _list_url(project.pk, **base, category=c["category"])
+        per_model_display.attach(
+            t, lambda base=base, model="", **kw: _list_url(project.pk, **base, **kw, model=model)
+        )
     # Its id only: a run's summary can be megabytes.
     previous = (
         AuditRun.objects.filter(project=project, pk__lt=run.pk).order_by("-pk").only("pk").first()

@@ -1,0 +1,60 @@
+"""The effect per model on three real SYCON-Bench runs: the run summary's tables per model and
+the difference of Δ between each two models on their common questions, on the run page (with
+its forest plot) and in `audit --json`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from auditor.runs.summary import audit_run_counts
+from tests.audit.sycon_runs import MODELS, needs_sycon, sycon_run
+
+pytestmark = [needs_sycon, pytest.mark.django_db]
+
+
+@pytest.fixture
+def run(project):  # type: ignore[no-untyped-def]
+    return sycon_run(project)
+
+
+def test_the_summary_has_a_table_per_model_and_their_differences(run):
+    s = run.summary["commit"]
+    per_model = s["per_model"]
+    assert sorted(per_model) == MODELS
+    for model in MODELS:
+        part = per_model[model]
+        assert part["n_traces"] == 200
+        assert list(part["per_category"]) == ["false_presupposition"]
+        assert "sources" not in part  # one run source each
+    # the actor's success, known of known n, as the files' per-turn labels give it
+    actor = {m: per_model[m]["overall"]["actor_counts"]["successes"] for m in MODELS}
+    assert actor == {"Qwen2.5-7B-Instruct": 49, "claude": 89, "gpt-4o": 109}
+    assert sum(p["n_traces"] for p in per_model.values()) == s["n_traces"] == 600
+    diffs = s["model_differences"]
+    assert len(diffs) == 3
+    for d in diffs:  # the same 200 questions, matched by their task id across the models
+        assert (d["n_tasks"], d["n_only_a"], d["n_only_b"]) == (200, 0, 0)
+        lo, hi = d["bounds"]
+        assert d["ci"][0] <= lo <= hi <= d["ci"][1]
+
+
+def test_audit_json_carries_the_per_model_tables(run):
+    counts = audit_run_counts(run)["policies"]["commit"]
+    assert sorted(counts["per_model"]) == MODELS
+    gpt = counts["per_model"]["gpt-4o"]
+    assert gpt["n_traces"] == 200 and gpt["actor"]["text"] == "109 of 200 known"
+    assert "false_presupposition" in gpt["per_category"]
+    assert len(counts["model_differences"]) == 3
+    json.dumps(counts, allow_nan=False)
+
+
+def test_the_run_page_groups_by_model_with_a_forest_plot(run, client, alice):
+    client.force_login(alice)
+    html = client.get(run.get_absolute_url()).content.decode()
+    for model in MODELS:
+        assert f'data-model="{model}"' in html
+    assert 'data-figure="forest-commit"' in html and 'id="forest-commit"' in html
+    assert html.count("<tr data-a=") == 3
+    assert "js/trace.js" in html
