@@ -17,7 +17,7 @@ from auditor.llm.endpoints import endpoint_list, is_owner
 from auditor.llm.models import RunModelUsage
 from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
 from auditor.llm.store import usage_summary
-from auditor.runs import per_model_display, run_page, selectors
+from auditor.runs import compare_paired, per_model_display, run_page, selectors
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
@@ -192,6 +192,10 @@ def run_compare(request: HttpRequest) -> HttpResponse:
                 )
             rows.append({"policy": p, "a": cells[0], "b": cells[1]})
         diff = selectors.transitions_differing(a, b)
+        ctx.update(
+            paired=compare_paired.paired_differences(a, b, policies),
+            trace_sets=compare_paired.trace_sets(a, b),
+        )
         ctx.update(
             settings=selectors.settings_diff(a, b),
             policy_rows=rows,

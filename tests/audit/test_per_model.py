@@ -1,6 +1,6 @@
 """The effect per model on three real SYCON-Bench runs: the run summary's tables per model and
 the difference of Δ between each two models on their common questions, on the run page (with
-its forest plot) and in `audit --json`."""
+its forest plot) and in `audit --json`; the paired comparison of two audit runs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import json
 
 import pytest
 
+from auditor.runs.compare_paired import paired_differences, trace_sets
+from auditor.runs.services import audit_run_create, audit_run_start
 from auditor.runs.summary import audit_run_counts
-from tests.audit.sycon_runs import MODELS, needs_sycon, sycon_run
+from tests.audit.sycon_runs import MODELS, SETTINGS, needs_sycon, sycon_run
 
 pytestmark = [needs_sycon, pytest.mark.django_db]
 
@@ -58,3 +60,25 @@ def test_the_run_page_groups_by_model_with_a_forest_plot(run, client, alice):
     assert 'data-figure="forest-commit"' in html and 'id="forest-commit"' in html
     assert html.count("<tr data-a=") == 3
     assert "js/trace.js" in html
+
+
+def test_compare_pairs_common_traces_and_counts_the_others(run, project, client, alice):
+    one = audit_run_create(
+        project=project,
+        policies=["commit"],
+        settings=SETTINGS,
+        trace_filter={"model": "claude"},
+        enqueue=False,
+        environment="none",
+    )
+    audit_run_start(run_id=one.pk, inline=True)
+    assert trace_sets(run, one) == {"both": 200, "only_a": 400, "only_b": 0}
+    [paired] = paired_differences(run, one, ["commit"])
+    assert (paired["n_tasks"], paired["n_only_a"], paired["n_only_b"]) == (200, 400, 0)
+    # the same traces audited with the same settings: every bound of the difference is ±
+    # the same unknowns, and the interval contains 0
+    assert paired["ci"][0] <= 0.0 <= paired["ci"][1]
+    client.force_login(alice)
+    html = client.get(f"/audits/compare/?a={run.pk}&b={one.pk}").content.decode()
+    assert 'data-only-a="400"' in html and "400 only in A" in html
+    assert '<tr data-policy="commit"><th scope="row">commit</th><td class="num">200</td>' in html
