@@ -22,6 +22,8 @@ COLOURS = {
     "nonsig": "var(--muted)",
     "none": "var(--muted)",
 }
+#: A forest plot row's label at most (longer ones are cut with "…"; the hover names it whole).
+LABEL_CHARS = 24
 #: The forest plot's height per row and around the rows, in px.
 ROW_PX = 26
 MARGIN_PX = 90
@@ -115,6 +117,13 @@ def forest_figure(policy: str, groups: list[dict[str, Any]]) -> dict[str, Any] |
     shown = [p for p in points if p is not None]
     if not shown:
         return None
+    # Rows by position, labelled apart: a category's label is its own name, indented under its
+    # model's (the hover text names both), so that labels stay short on a phone.
+    ticks = []
+    for i, p in enumerate(shown):
+        name = p["y"] if p["overall"] else "· " + p["y"].split(" · ", 1)[1]
+        ticks.append(name if len(name) <= LABEL_CHARS else name[: LABEL_CHARS - 1] + "…")
+        p["y"] = i
     data = []
     for overall in (True, False):
         rows = [p for p in shown if p["overall"] is overall and p["x"] is not None]
@@ -170,8 +179,11 @@ def forest_figure(policy: str, groups: list[dict[str, Any]]) -> dict[str, Any] |
             "yaxis": {
                 "automargin": True,
                 "autorange": "reversed",
-                "categoryorder": "array",
-                "categoryarray": [p["y"] for p in shown],
+                "tickmode": "array",
+                "tickvals": list(range(len(shown))),
+                "ticktext": ticks,
+                "zeroline": False,
+                "showgrid": False,
             },
             "showlegend": False,
         },

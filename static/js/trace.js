@@ -101,6 +101,8 @@
       try { fig = JSON.parse(figures[id]); } catch (e) { return; }
       el.dataset.drawn = "1";
       if (figures[id].indexOf("var(--") >= 0) el.taFigure = fig;
+      // A figure of a given height keeps it when plotly resizes the chart to its box.
+      if (fig.layout && fig.layout.height) el.style.height = fig.layout.height + "px";
       window.Plotly.newPlot(el, resolved(fig.data || []), themed(fig.layout || {}), {
         responsive: true, displaylogo: false
       });
