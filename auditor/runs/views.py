@@ -17,7 +17,7 @@ from auditor.llm.endpoints import endpoint_list, is_owner
 from auditor.llm.models import RunModelUsage
 from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
 from auditor.llm.store import usage_summary
-from auditor.runs import compare_paired, per_model_display, run_page, selectors
+from auditor.runs import compare_paired, per_model_display, run_page, selectors, task_matrix
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
@@ -325,3 +325,38 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     n = audit_run_retry_errors(run=run)
     messages.info(request, f"{n} failed traces queued again." if n else "Nothing to retry.")
     return redirect(run)
+
+
+@login_required
+def run_matrix(request: HttpRequest, pk: int) -> HttpResponse:
+    """A run's tasks × models matrix for one policy (auditor.runs.task_matrix), filterable."""
+    run = run_page.run_page_get(user=request.user, run_id=pk)
+    if run is None:
+        raise Http404("no such audit run")
+    g = request.GET
+    policy = g.get("policy") if g.get("policy") in run.policies else run.policies[0]
+    transition = g.get("transition", "")
+    page = g.get("page", "1")
+    matrix = task_matrix.task_matrix(
+        run,
+        policy,
+        models=g.getlist("model") or None,
+        category=g.get("category", "")[:200],
+        transition=transition if transition in selectors.TRANSITIONS else "",
+        differs=g.get("differs") == "1",
+        q=g.get("q", "")[:200],
+        page=int(page) if page.isdigit() and len(page) < 9 else 1,
+    )
+    query = g.copy()
+    query.pop("page", None)
+    ctx = {
+        "run": run,
+        "project": run.project,
+        "policy": policy,
+        "matrix": matrix,
+        "transitions": selectors.TRANSITIONS,
+        "f": g,
+        "chosen": g.getlist("model"),
+        "query": query.urlencode(),
+    }
+    return render(request, "auditor/run_matrix.html", ctx)

@@ -82,3 +82,19 @@ def test_compare_pairs_common_traces_and_counts_the_others(run, project, client,
     html = client.get(f"/audits/compare/?a={run.pk}&b={one.pk}").content.decode()
     assert 'data-only-a="400"' in html and "400 only in A" in html
     assert '<tr data-policy="commit"><th scope="row">commit</th><td class="num">200</td>' in html
+
+
+def test_the_matrix_shows_each_question_by_model_and_filters(run, client, alice):
+    client.force_login(alice)
+    url = f"/audits/{run.pk}/matrix/?policy=commit"
+    html = client.get(url).content.decode()
+    assert "200 tasks" in html
+    assert all(f'<th scope="col" data-model="{m}">' in html for m in MODELS)
+    assert html.count("sycon-bench:sycon_fp_p0_") == 200  # one row a question, not a model
+    assert f"?run={run.pk}&amp;policy=commit" in html  # each cell links to the trace
+    # the questions where some model's guarded outcome is known: 4 of gpt-4o's, all "same"
+    same = client.get(url + "&transition=same").content.decode()
+    assert "4 tasks" in same and same.count('data-transition="same"') == 4
+    two = client.get(url + "&model=claude&model=gpt-4o&q=p0_1").content.decode()
+    assert '<th scope="col" data-model="Qwen2.5-7B-Instruct">' not in two
+    assert 'data-model="claude"' in two
