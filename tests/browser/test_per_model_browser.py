@@ -2,8 +2,8 @@
 SYCON-Bench runs, on a transparent background with the theme's colours, in light and dark mode
 (and again when the theme changes), with the page fitting a 390 px phone.
 
-TA_DOCS_SCREENSHOTS=1 writes the per-model section's screenshots (1440 and 390 px, light and
-dark) to docs/screenshots."""
+TA_DOCS_SCREENSHOTS=1 writes the screenshots of the per-model section, the tasks × models
+matrix and the paired comparison (1440 and 390 px, light and dark) to docs/screenshots."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from tests.audit.sycon_runs import MODELS, needs_sycon, sycon_run
+from auditor.runs.services import audit_run_create, audit_run_start
+from tests.audit.sycon_runs import MODELS, SETTINGS, needs_sycon, sycon_run
 from tests.browser.test_themes_mobile import DOCS, WIDE, login, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_sycon]
@@ -80,4 +81,39 @@ def test_forest_plot_draws_in_both_themes(page, live_server, alice, run, tmp_pat
         page.set_viewport_size({"width": 1280, "height": 900})
     assert seen["light"]["tick"] != seen["dark"]["tick"]
     assert seen["light"]["muted"] != seen["dark"]["muted"]
+    assert errors == [], errors
+
+
+def test_matrix_and_compare_pages_in_both_themes(page, live_server, alice, run, tmp_path):
+    """The tasks × models matrix and the paired comparison of two runs: readable badges in both
+    themes, nothing wider than a 390 px phone."""
+    errors = watch(page)
+    one = audit_run_create(
+        project=run.project,
+        policies=["commit"],
+        settings=SETTINGS,
+        trace_filter={"model": "claude"},
+        enqueue=False,
+        environment="none",
+    )
+    audit_run_start(run_id=one.pk, inline=True)
+    login(page, live_server, "alice", "alice-pw")
+    target = DOCS if os.environ.get("TA_DOCS_SCREENSHOTS") == "1" else tmp_path
+    pages = {
+        "run-matrix": f"/audits/{run.pk}/matrix/?policy=commit&transition=same",
+        "run-compare-paired": f"/audits/compare/?a={run.pk}&b={one.pk}",
+    }
+    for name, url in pages.items():
+        page.goto(live_server.url + url)
+        for theme in ("light", "dark"):
+            page.select_option("#theme-select", theme)
+            for width in (1440, 390):
+                page.set_viewport_size({"width": width, "height": 900})
+                if width == 390:
+                    assert page.evaluate(WIDE) == [], name
+                page.screenshot(path=str(target / f"{name}-{theme}-{width}.png"), full_page=True)
+    page.goto(live_server.url + pages["run-matrix"])
+    assert page.locator("table.task-matrix a.mx-link span.tr-same").count() == 4
+    page.goto(live_server.url + pages["run-compare-paired"])
+    assert page.locator("p.trace-sets").inner_text().startswith("200 traces audited by both")
     assert errors == [], errors
