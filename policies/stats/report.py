@@ -206,6 +206,25 @@ class RunSummary:
             self.paper.add(row)
         self.n += 1
 
+    @classmethod
+    def merged(cls, policy: str | None, parts: Sequence[RunSummary]) -> RunSummary:
+        """The counts of several folds of rows as one (without paper table or queue items):
+        what one fold over all their rows would count, in the order of ``parts``."""
+        out = cls(policy, queue_items=False, paper=False)
+        for part in parts:
+            if out.n == 0:
+                out.settings = part.settings
+            out.n += part.n
+            out.applied += part.applied
+            out.accepted += part.accepted
+            out.not_applicable.update(part.not_applicable)
+            out.continuations.update(part.continuations)
+            for cat, counted in part.transitions.items():
+                out.transitions[cat].update(counted)
+            for cat, codes in part.codes.items():
+                out.codes[cat].update(codes)
+        return out
+
     def result(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
         n = self.n
         kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "level": level}
@@ -286,24 +305,21 @@ class ModelTables:
 
     def __init__(self, policy: str) -> None:
         self.policy = policy
-        self.models: dict[str, RunSummary] = {}
+        # per model, per run source: its rows' counts (a model's are their sum, `merged`)
         self.sources: dict[str, dict[str, RunSummary]] = {}
         self.tasks: dict[str, dict[str, TaskSums]] = {}
-
-    def _summary(self, model: str, source: str | None) -> RunSummary:
-        table = self.models if source is None else self.sources.setdefault(model, {})
-        key = model if source is None else source
-        s = table.get(key)
-        if s is None:
-            s = table[key] = RunSummary(self.policy, queue_items=False, paper=False)
-        return s
 
     def add(
         self, row: Mapping[str, Any], category: str, model: str, source: str, task: str
     ) -> None:
         model = model or NO_MODEL
-        self._summary(model, None).add(row, category)
-        self._summary(model, source).add(row, category)
+        by_source = self.sources.get(model)
+        if by_source is None:
+            by_source = self.sources[model] = {}
+        s = by_source.get(source)
+        if s is None:
+            s = by_source[source] = RunSummary(self.policy, queue_items=False, paper=False)
+        s.add(row, category)
         if task and na_reason(row) is None:
             low, high = _PAIRS[_code(row, False)].difference_range()
             add_task(self.tasks.setdefault(model, {}), task, low, high)
@@ -313,9 +329,12 @@ class ModelTables:
         ``sources`` when it has several run sources), the most results first;
         ``model_differences``: Δ of A − Δ of B for each two models with tasks."""
         per_model: dict[str, Any] = {}
-        for m in sorted(self.models, key=lambda m: (-self.models[m].n, m)):
-            entry = _model_part(self.models[m].result(n_boot=n_boot, seed=seed))
-            sources = self.sources.get(m) or {}
+        models = {
+            m: RunSummary.merged(self.policy, list(s.values())) for m, s in self.sources.items()
+        }
+        for m in sorted(models, key=lambda m: (-models[m].n, m)):
+            entry = _model_part(models[m].result(n_boot=n_boot, seed=seed))
+            sources = self.sources[m]
             if len(sources) > 1:
                 entry["sources"] = {
                     src or NO_MODEL: _model_part(sources[src].result(n_boot=n_boot, seed=seed))
