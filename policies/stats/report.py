@@ -299,9 +299,9 @@ def _model_part(summary: Mapping[str, Any]) -> dict[str, Any]:
 class ModelTables:
     """A policy's run tables per model — and per run source within a model that has several —
     and the difference of the guard's effect between each two models on the tasks both ran
-    (`policies.stats.did`, tasks matched by their benchmark task id). Holds counts per model
-    and source (`RunSummary` without its paper table or queue) and, per model, three integers
-    per task."""
+    (`policies.stats.did`, tasks matched by their benchmark task id). Holds counts per run
+    source (`RunSummary` without its paper table or queue; a model's are their sum) and, per
+    model, three integers per task (~160 bytes a task: 16 MB for 10⁵ tasks)."""
 
     def __init__(self, policy: str) -> None:
         self.policy = policy
@@ -364,8 +364,8 @@ class PolicyFold:
     """One policy's run summary as a fold over its result rows in the run's order: `add` each
     row with its trace's category (and model, run source, task), then `result`. Holds
     `RunSummary` (counts and the paper table), the same tables per model (`ModelTables`),
-    TwinCheck's `TwincheckReport` and the transition-matrix cells — counts and a few
-    bytes a result, so a run of any size is summarised a page of rows at a time."""
+    TwinCheck's `TwincheckReport` and the transition-matrix cells — counts, and per model a
+    few integers a task, so a run is summarised a page of rows at a time."""
 
     def __init__(self, policy: str, *, queue_items: bool = False) -> None:
         self.policy = policy
