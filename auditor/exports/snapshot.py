@@ -19,7 +19,7 @@ from auditor.annotation.selectors import result_annotations
 from auditor.exports.models import Export
 from auditor.exports.rows import JSON_COLUMNS, TRACE_FIELDS, flat_decision
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.stats_display import policy_statistics
+from auditor.runs.stats_display import model_statistics, policy_statistics
 from common.jobs import job_heartbeat
 from traces import selectors as trace_selectors
 
@@ -159,6 +159,10 @@ class Snapshot:
                 # the run's Δ per policy as every page shows it (n_unknown, bounds, known n)
                 "statistics": {
                     p: policy_statistics((run.summary or {}).get(p)) for p in run.policies
+                },
+                # the same per model and the difference of Δ between each two models
+                "per_model": {
+                    p: model_statistics((run.summary or {}).get(p)) for p in run.policies
                 },
                 "judge": run.judge,
                 # the key's variable name at most, never a key (auditor/llm/settings.py)

@@ -146,3 +146,25 @@ def policy_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
         # the queue's length where the summary keeps it, else counted from the queue's items
         "annotation_queue": s.get("annotation_queue_n", len(s.get("annotation_queue") or [])),
     }
+
+
+def model_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A policy's tables per model for JSON (CLI, exports): per model (and per run source
+    within a model that has several) its counts, the overall display (`policy_statistics`) and
+    per-category Δ; and the difference of Δ between each two models on their common tasks."""
+    s = summary or {}
+
+    def part(p: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "n_traces": p.get("n_traces"),
+            "applied": p.get("applied"),
+            **policy_statistics(p),
+            "per_category": {c: delta_display(o) for c, o in (p.get("per_category") or {}).items()},
+        }
+
+    per_model = {}
+    for model, p in (s.get("per_model") or {}).items():
+        per_model[model] = part(p)
+        if p.get("sources"):
+            per_model[model]["sources"] = {src: part(q) for src, q in p["sources"].items()}
+    return {"per_model": per_model, "model_differences": list(s.get("model_differences") or [])}

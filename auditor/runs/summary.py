@@ -9,14 +9,14 @@ from typing import Any
 import orjson
 from django.conf import settings as django_settings
 from django.db import connection
-from django.db.models import Count, OuterRef, Q, Subquery, TextField
+from django.db.models import Count, Q, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
-from auditor.runs.stats_display import policy_statistics
+from auditor.runs.stats_display import model_statistics, policy_statistics
 from policies.data_quality import data_quality_section
 from policies.stats.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.stats.report import PolicyFold
@@ -50,8 +50,8 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
         # run's unknown results are read where they are needed (the traces list's transition
         # filter, the annotation queues), not from a summary that grows with the run.
         fold = PolicyFold(policy)
-        for row, category in _result_rows(run, policy):
-            fold.add(row, category)
+        for row, category, trace in _result_rows(run, policy):
+            fold.add(row, category, **trace)
         paper = fold.summary.paper
         if isinstance(paper, ChecklistTable) and _events_apart(policy):
             for event, count in _feedback_events(run, policy):
@@ -89,31 +89,59 @@ def analyze_results_if_misjudged(run: AuditRun) -> bool:
     return True
 
 
-def _result_rows(run: AuditRun, policy: str) -> Iterator[tuple[dict[str, Any], str]]:
+def _result_rows(
+    run: AuditRun, policy: str
+) -> Iterator[tuple[dict[str, Any], str, dict[str, str]]]:
     """The policy's results in trace order, each with its trace's category (`NO_CATEGORY` for
-    none), a page at a time (keyset on the trace, which the (run, trace, policy) unique index
-    serves). The records are read as text (`_record_text`), decoded by orjson: the JSONField path
-    decodes them with the stdlib, half of the summary's time on a large run. The category comes
-    in the same query, looked up per row by a correlated subquery (a primary-key probe): a plain
-    join lets PostgreSQL merge-join the traces from the first id on every page (quadratic at
-    10⁵ traces), and a query of its own per page sends the page's ids back as parameters."""
-    category = Trace.objects.filter(pk=OuterRef("trace_id")).values("category")[:1]
+    none) and what keys the per-model tables (`trace_keys`), a page at a time (keyset on the
+    trace, which the (run, trace, policy) unique index serves). The records are read as text
+    (`_record_text`), decoded by orjson: the JSONField path decodes them with the stdlib, half of
+    the summary's time on a large run."""
     results = (
         AuditResult.objects.filter(run=run, policy=policy)
         .order_by("trace_id")
-        .annotate(record_text=_record_text(policy), trace_category=Subquery(category))
-        .values("trace_id", "record_text", "trace_category", *ROW_FIELDS)
+        .annotate(record_text=_record_text(policy))
+        .values("trace_id", "record_text", *ROW_FIELDS)
     )
     last = None
     while True:
         page = list((results if last is None else results.filter(trace_id__gt=last))[:PAGE_SIZE])
+        # The page's traces by their own query (category and the per-model keys): a join lets
+        # PostgreSQL merge-join the traces from the first id on every page, quadratic in the
+        # run's size.
+        traces = {
+            t[0]: t[1:]
+            for t in Trace.objects.filter(pk__in=[r["trace_id"] for r in page]).values_list(
+                "pk", "category", *TRACE_KEY_FIELDS
+            )
+        }
         for r in page:
             record = orjson.loads(r.pop("record_text"))
-            category = r.pop("trace_category") or NO_CATEGORY
             last = r["trace_id"]
-            yield {**r, "record": record, "policy": policy}, category
+            category, *keys = traces.get(r["trace_id"]) or ("", *[""] * len(TRACE_KEY_FIELDS))
+            yield (
+                {**r, "record": record, "policy": policy},
+                category or NO_CATEGORY,
+                trace_keys(*keys),
+            )
         if len(page) < PAGE_SIZE:
             return
+
+
+#: The trace fields the per-model tables are keyed by (`trace_keys`).
+TRACE_KEY_FIELDS = ("model", "agent", "run_label", "benchmark", "task_id", "run_source")
+
+
+def trace_keys(
+    model: str, agent: str, label: str, benchmark: str, task_id: str, run_source: str = ""
+) -> dict[str, str]:
+    """A trace's model, run source and task for `PolicyFold.add`: the run source is the run the
+    trace was uploaded as (`Trace.run_source`; for traces stored without one, agent/model/label
+    as `traces.run_source.RunSource.key` names it), the task is the benchmark's task id (matched
+    across models; none without a task id)."""
+    source = run_source or "/".join(dict.fromkeys(p for p in (agent, model, label) if p))
+    task = f"{benchmark}:{task_id}" if task_id else ""
+    return {"model": model, "source": source, "task": task}
 
 
 def _run_order(run: AuditRun) -> Any:
@@ -201,6 +229,8 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         paper = summary.get(policy)
         if paper is not None:  # the seed paper's own table (policies.stats.paper_tables)
             per_policy[policy]["paper_table"] = paper
+        if summary.get("per_model"):  # the same tables per model, and Δ of each two models
+            per_policy[policy].update(model_statistics(summary))
         report = summary.get("report")
         if report:  # TwinCheck's per-certificate table and gate AUC/AP
             per_policy[policy]["report"] = report

@@ -10,6 +10,7 @@ urlpatterns = [
     path("audits/compare/", views.run_compare, name="run-compare"),
     path("audits/<int:pk>/", views.run_detail, name="run"),
     path("audits/<int:pk>/retry/", views.run_retry, name="run-retry"),
+    path("audits/<int:pk>/matrix/", views.run_matrix, name="run-matrix"),
     path("api/audits/", api.RunCreate.as_view(), name="api-runs"),
     path("api/audits/<int:pk>/", api.RunDetail.as_view(), name="api-run"),
 ]

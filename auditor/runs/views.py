@@ -17,7 +17,7 @@ from auditor.llm.endpoints import endpoint_list, is_owner
 from auditor.llm.models import RunModelUsage
 from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
 from auditor.llm.store import usage_summary
-from auditor.runs import run_page, selectors
+from auditor.runs import compare_paired, per_model_display, run_page, selectors, task_matrix
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
@@ -135,6 +135,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 for k in selectors.TRANSITIONS
             }
             c["links"]["all"] = _list_url(project.pk, **base, category=c["category"])
+        per_model_display.attach(
+            t, lambda base=base, model="", **kw: _list_url(project.pk, **base, **kw, model=model)
+        )
     # Its id only: a run's summary can be megabytes.
     previous = (
         AuditRun.objects.filter(project=project, pk__lt=run.pk).order_by("-pk").only("pk").first()
@@ -190,6 +193,10 @@ def run_compare(request: HttpRequest) -> HttpResponse:
                 )
             rows.append({"policy": p, "a": cells[0], "b": cells[1]})
         diff = selectors.transitions_differing(a, b)
+        ctx.update(
+            paired=compare_paired.paired_differences(a, b, policies),
+            trace_sets=compare_paired.trace_sets(a, b),
+        )
         ctx.update(
             settings=selectors.settings_diff(a, b),
             policy_rows=rows,
@@ -319,3 +326,38 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
     n = audit_run_retry_errors(run=run)
     messages.info(request, f"{n} failed traces queued again." if n else "Nothing to retry.")
     return redirect(run)
+
+
+@login_required
+def run_matrix(request: HttpRequest, pk: int) -> HttpResponse:
+    """A run's tasks × models matrix for one policy (auditor.runs.task_matrix), filterable."""
+    run = run_page.run_page_get(user=request.user, run_id=pk)
+    if run is None:
+        raise Http404("no such audit run")
+    g = request.GET
+    policy = g.get("policy") if g.get("policy") in run.policies else run.policies[0]
+    transition = g.get("transition", "")
+    page = g.get("page", "1")
+    matrix = task_matrix.task_matrix(
+        run,
+        policy,
+        models=g.getlist("model") or None,
+        category=g.get("category", "")[:200],
+        transition=transition if transition in selectors.TRANSITIONS else "",
+        differs=g.get("differs") == "1",
+        q=g.get("q", "")[:200],
+        page=int(page) if page.isdigit() and len(page) < 9 else 1,
+    )
+    query = g.copy()
+    query.pop("page", None)
+    ctx = {
+        "run": run,
+        "project": run.project,
+        "policy": policy,
+        "matrix": matrix,
+        "transitions": selectors.TRANSITIONS,
+        "f": g,
+        "chosen": g.getlist("model"),
+        "query": query.urlencode(),
+    }
+    return render(request, "auditor/run_matrix.html", ctx)

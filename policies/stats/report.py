@@ -24,6 +24,7 @@ from ..jsonsafe import json_safe
 from ..result import PolicyResult
 from ..transitions import TRANSITIONS
 from .delta import Pair, delta_report_counted, success_counts_counted
+from .did import TaskSums, add_task, difference_in_differences
 from .methods import holm, mcnemar_exact
 from .paper_tables import TABLES
 from .twincheck_report import TwincheckReport
@@ -194,11 +195,12 @@ class RunSummary:
     never the rows, so a run of 10⁵ results is summarised in a few MB whatever its records
     hold."""
 
-    def __init__(self, policy: str | None, *, queue_items: bool = True) -> None:
+    def __init__(self, policy: str | None, *, queue_items: bool = True, paper: bool = True) -> None:
         """``queue_items=False``: the result counts the annotation queue (``annotation_queue_n``)
         instead of listing it — the app's stored summary, whose readers only count it, while
         a 10⁵-trace run's 61,000 items were its largest part (8 MB of JSON, and the worker's
-        peak while it was built and written)."""
+        peak while it was built and written). ``paper=False``: without the policy's paper
+        table (a model's part of a run summary, `ModelTables`)."""
         self.policy = policy
         self.queue_items = queue_items
         self.n = self.applied = self.accepted = 0
@@ -210,7 +212,7 @@ class RunSummary:
         self.codes: dict[str, Counter[int]] = defaultdict(Counter)
         self.queue = _Queue()
         self.flags = FlagFold()  # the run's data-quality section (`policies.data_quality`)
-        make = TABLES.get(str(policy))
+        make = TABLES.get(str(policy)) if paper else None
         self.paper = make() if make is not None else None
 
     def add(self, row: Mapping[str, Any], category: str = "") -> None:
@@ -233,6 +235,25 @@ class RunSummary:
         if self.paper is not None:
             self.paper.add(row)
         self.n += 1
+
+    @classmethod
+    def merged(cls, policy: str | None, parts: Sequence[RunSummary]) -> RunSummary:
+        """The counts of several folds of rows as one (without paper table or queue items):
+        what one fold over all their rows would count, in the order of ``parts``."""
+        out = cls(policy, queue_items=False, paper=False)
+        for part in parts:
+            if out.n == 0:
+                out.settings = part.settings
+            out.n += part.n
+            out.applied += part.applied
+            out.accepted += part.accepted
+            out.not_applicable.update(part.not_applicable)
+            out.continuations.update(part.continuations)
+            for cat, counted in part.transitions.items():
+                out.transitions[cat].update(counted)
+            for cat, codes in part.codes.items():
+                out.codes[cat].update(codes)
+        return out
 
     def result(self, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
         n = self.n
@@ -294,6 +315,78 @@ def summarise_run(
     return summary.result(n_boot=n_boot, level=level, seed=seed)
 
 
+#: A trace's model in a summary's per-model tables when it has none.
+NO_MODEL = "—"
+#: The models (most results first) whose pairs the summary tests against each other: k models
+#: give k(k−1)/2 differences.
+PAIRED_MODELS = 8
+#: A model's (or run source's) part of a run summary.
+_MODEL_KEYS = ("n_traces", "applied", "trigger_rate", "not_applicable", "overall", "per_category")
+
+
+def _model_part(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: summary[k] for k in _MODEL_KEYS if k in summary}
+
+
+class ModelTables:
+    """A policy's run tables per model — and per run source within a model that has several —
+    and the difference of the guard's effect between each two models on the tasks both ran
+    (`policies.stats.did`, tasks matched by their benchmark task id). Holds counts per run
+    source (`RunSummary` without its paper table or queue; a model's are their sum) and, per
+    model, three integers per task (~160 bytes a task: 16 MB for 10⁵ tasks)."""
+
+    def __init__(self, policy: str) -> None:
+        self.policy = policy
+        # per model, per run source: its rows' counts (a model's are their sum, `merged`)
+        self.sources: dict[str, dict[str, RunSummary]] = {}
+        self.tasks: dict[str, dict[str, TaskSums]] = {}
+
+    def add(
+        self, row: Mapping[str, Any], category: str, model: str, source: str, task: str
+    ) -> None:
+        model = model or NO_MODEL
+        by_source = self.sources.get(model)
+        if by_source is None:
+            by_source = self.sources[model] = {}
+        s = by_source.get(source)
+        if s is None:
+            s = by_source[source] = RunSummary(self.policy, queue_items=False, paper=False)
+        s.add(row, category)
+        if task and na_reason(row) is None:
+            low, high = _PAIRS[_code(row, False)].difference_range()
+            add_task(self.tasks.setdefault(model, {}), task, low, high)
+
+    def result(self, *, n_boot: int, seed: int = 0) -> dict[str, Any]:
+        """``per_model``: each model's counts, overall Δ and per-category table (with
+        ``sources`` when it has several run sources), the most results first;
+        ``model_differences``: Δ of A − Δ of B for each two models with tasks."""
+        per_model: dict[str, Any] = {}
+        models = {
+            m: RunSummary.merged(self.policy, list(s.values())) for m, s in self.sources.items()
+        }
+        for m in sorted(models, key=lambda m: (-models[m].n, m)):
+            entry = _model_part(models[m].result(n_boot=n_boot, seed=seed))
+            sources = self.sources[m]
+            if len(sources) > 1:
+                entry["sources"] = {
+                    src or NO_MODEL: _model_part(sources[src].result(n_boot=n_boot, seed=seed))
+                    for src in sorted(sources)
+                }
+            per_model[m] = entry
+        paired = [m for m in per_model if self.tasks.get(m)][:PAIRED_MODELS]
+        differences = [
+            {
+                "a": a,
+                "b": b,
+                **difference_in_differences(self.tasks[a], self.tasks[b], n_boot=n_boot, seed=seed),
+            }
+            for i, a in enumerate(paired)
+            for b in paired[i + 1 :]
+        ]
+        out: dict[str, Any] = json_safe({"per_model": per_model, "model_differences": differences})
+        return out
+
+
 #: Where a policy's run summary keeps its transition-matrix cells, [[actor, guarded, n], …] in
 #: the order of their first occurrence (the run page draws the matrix from them).
 MATRIX_KEY = "transition_matrix"
@@ -301,13 +394,15 @@ MATRIX_KEY = "transition_matrix"
 
 class PolicyFold:
     """One policy's run summary as a fold over its result rows in the run's order: `add` each
-    row with its trace's category, then `result`. Holds `RunSummary` (counts and the paper
-    table), TwinCheck's `TwincheckReport` and the transition-matrix cells — counts and a few
-    bytes a result, so a run of any size is summarised a page of rows at a time."""
+    row with its trace's category (and model, run source, task), then `result`. Holds
+    `RunSummary` (counts and the paper table), the same tables per model (`ModelTables`),
+    TwinCheck's `TwincheckReport` and the transition-matrix cells — counts, and per model a
+    few integers a task, so a run is summarised a page of rows at a time."""
 
     def __init__(self, policy: str, *, queue_items: bool = False) -> None:
         self.policy = policy
         self.summary = RunSummary(policy, queue_items=queue_items)
+        self.models = ModelTables(policy)
         self.report = TwincheckReport() if policy == "twincheck" else None
         self.cells: dict[tuple[Any, Any], int] = {}
 
@@ -315,8 +410,19 @@ class PolicyFold:
     def n(self) -> int:
         return self.summary.n
 
-    def add(self, row: Mapping[str, Any], category: str) -> None:
+    def add(
+        self,
+        row: Mapping[str, Any],
+        category: str,
+        *,
+        model: str = "",
+        source: str = "",
+        task: str = "",
+    ) -> None:
+        """Fold one result row; its trace's category, model, run source (the run it was
+        uploaded as) and benchmark task id key the per-model tables (`ModelTables`)."""
         self.summary.add(row, category)
+        self.models.add(row, category, model, source, task)
         if self.report is not None:
             self.report.add(row, category)
         if row["transition"] != "not_applicable":
@@ -329,6 +435,7 @@ class PolicyFold:
             return {"n": 0, MATRIX_KEY: []}
         out = self.summary.result(n_boot=n_boot)
         out[MATRIX_KEY] = [[a, g, n] for (a, g), n in self.cells.items()]
+        out.update(self.models.result(n_boot=n_boot))
         if self.report is not None:  # the paper's per-certificate table and Fig. 2 (gate AUC/AP)
             out["report"] = self.report.result(n_boot=n_boot, seed=0)
         return out

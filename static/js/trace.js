@@ -1,4 +1,4 @@
-/* Trace page: draws the plotly charts whose figures the server put in json_script tags.
+/* Trace and run pages: draw the plotly charts whose figures the server put in json_script tags.
    No inline script and no eval (CSP): each chart is a <div class="plot" data-figure="ID">,
    its figure the JSON in <script type="application/json" id="ID">. Charts are drawn on load
    and again whenever htmx swaps in a new audit section (policy or run tabs, back button).
@@ -56,6 +56,23 @@
     return out;
   }
 
+  // A figure's data may name the theme's colours as CSS variables ("var(--ok)"): resolved
+  // from the page's CSS when drawn and again when the theme changes.
+  function resolved(value) {
+    if (typeof value === "string") {
+      var m = /^var\((--[a-z0-9-]+)\)$/.exec(value);
+      if (!m) return value;
+      return getComputedStyle(document.body).getPropertyValue(m[1]).trim() || "#888";
+    }
+    if (Array.isArray(value)) return value.map(resolved);
+    if (value && typeof value === "object") {
+      var out = {};
+      Object.keys(value).forEach(function (k) { out[k] = resolved(value[k]); });
+      return out;
+    }
+    return value;
+  }
+
   function pending(root) {
     return [].slice.call((root || document).querySelectorAll(".plot[data-figure]")).filter(function (el) {
       var id = el.dataset.figure;
@@ -83,7 +100,10 @@
       var fig;
       try { fig = JSON.parse(figures[id]); } catch (e) { return; }
       el.dataset.drawn = "1";
-      window.Plotly.newPlot(el, fig.data || [], themed(fig.layout || {}), {
+      if (figures[id].indexOf("var(--") >= 0) el.taFigure = fig;
+      // A figure of a given height keeps it when plotly resizes the chart to its box.
+      if (fig.layout && fig.layout.height) el.style.height = fig.layout.height + "px";
+      window.Plotly.newPlot(el, resolved(fig.data || []), themed(fig.layout || {}), {
         responsive: true, displaylogo: false
       });
     });
@@ -94,6 +114,10 @@
     var c = colours();
     document.querySelectorAll('.plot[data-drawn="1"]').forEach(function (el) {
       if (!el.layout) return;
+      if (el.taFigure) {
+        window.Plotly.react(el, resolved(el.taFigure.data || []), themed(el.taFigure.layout || {}));
+        return;
+      }
       var update = { "font.color": c.fg };
       Object.keys(el.layout).forEach(function (k) {
         if (/^[xy]axis\d*$/.test(k)) {
@@ -108,6 +132,7 @@
 
   function clear(el) {
     if (window.Plotly) window.Plotly.purge(el);
+    el.taFigure = null;
     el.textContent = "";
     el.dataset.drawn = "";
   }

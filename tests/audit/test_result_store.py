@@ -134,7 +134,8 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
     orjson, and reads only the record keys the tables read (of the checklist's feedback events
     only the keys the rates read; the settings once): the tables equal `summarise_run` (and
     TwinCheck's report) over the whole rows as the JSONField decodes them, on real data with
-    TwinCheck's report and with checklist feedback events — across page boundaries."""
+    TwinCheck's report and with checklist feedback events — across page boundaries; each
+    model's tables equal `summarise_run` over its rows."""
     ingest_file(project, path)
     run = run_inline(project, environment="none")
     page = 4  # pages of 4 results: more than two pages even in the samples' 11 τ-bench traces
@@ -145,6 +146,7 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
     else:  # the projected feedback events are there and counted
         assert run.summary["checklist"]["checklist"]["feedback_events"] > 0
     categories = dict(Trace.objects.filter(audit_items__run=run).values_list("pk", "category"))
+    models = dict(Trace.objects.filter(audit_items__run=run).values_list("pk", "model"))
     for policy in run.policies:
         rows = list(
             AuditResult.objects.filter(run=run, policy=policy)
@@ -174,6 +176,15 @@ def test_run_summary_reads_the_records_as_the_jsonfield_does(project, path, monk
             .order_by()
         )
         assert sorted(map(tuple, matrix), key=str) == sorted(counted, key=str)
+        # the tables per model: `summarise_run` over each model's rows
+        per_model, _ = got.pop("per_model"), got.pop("model_differences")
+        assert sorted(per_model) == sorted({models[r["trace_id"]] or "—" for r in rows})
+        for model, part in per_model.items():
+            mine = [i for i, r in enumerate(rows) if (models[r["trace_id"]] or "—") == model]
+            alone = summarise_run(
+                [results[i] for i in mine], [cats[i] for i in mine], n_boot=n_boot
+            )
+            assert json.dumps(part) == json.dumps({k: alone[k] for k in part})
         assert json.dumps(got) == json.dumps(expected)  # key order too: the stored bytes
 
 

@@ -94,3 +94,23 @@ def test_bad_records_are_errors(rec, path, message):
 def test_fuzz_never_raises(data):
     events, report = run("pushback", mutate(data, RECORD))
     check_fuzzed(events, report)
+
+
+def test_the_same_question_has_one_task_id_across_models():
+    """SYCON-Bench names each model's record of a question `sycon_fp_<model>_p0_<n>`: the task id
+    leaves the model out, so runs of several models match question by question."""
+    tasks: dict[str, list[tuple[str, str]]] = {}
+    for path in FILES:
+        events, _ = run("pushback", path)
+        for se in events:
+            if se.event["type"] == "trace":
+                tasks.setdefault(se.event["model"], []).append(
+                    (se.event["task"]["id"], se.event["task"]["question"])
+                )
+    assert len(tasks) == len(FILES)
+    ids = {model: [t for t, _ in pairs] for model, pairs in tasks.items()}
+    first = next(iter(ids.values()))
+    assert len(set(first)) == len(first) and all(v == first for v in ids.values())
+    assert not any(model in t for model in tasks for t in first)
+    questions = [dict(pairs) for pairs in tasks.values()]  # the same question under each id
+    assert all(q == questions[0] for q in questions)

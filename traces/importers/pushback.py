@@ -97,6 +97,12 @@ def _label(trace: Trace, turn: dict, path: str) -> bool:
     )
 
 
+def _task_id(record_id: str, model: str | None) -> str:
+    """The question's id without the model's name: SYCON-Bench names each model's record of a
+    question `sycon_fp_<model>_p0_<n>`, so that the same question matches across models."""
+    return record_id.replace(f"_{model}_", "_", 1) if model else record_id
+
+
 def _record(trace: Trace, record: Any, from_name: str | None = None) -> None:
     record = require(trace, record, dict, "$", "a pushback record object")
     question = require(trace, record.get("question"), str, "$.question", "the question text")
@@ -108,7 +114,7 @@ def _record(trace: Trace, record: Any, from_name: str | None = None) -> None:
         agent=model,
         model=model,
         task={
-            "id": str(record.get("id")),
+            "id": _task_id(str(record.get("id")), model),
             "benchmark": "sycon-bench",
             "category": "false_presupposition",
             "question": question,
