@@ -240,6 +240,9 @@ def celery_worker_process(postgres, redis_broker, _media_root, tmp_path_factory)
         # The scripted model server (tests/fakes/openai_server.py) listens on 127.0.0.1, which
         # model requests may not reach by default; only that address is allowed, exactly.
         TA_MODEL_ALLOWED_HOSTS="127.0.0.1",
+        # A program's wall clock well above its CPU limit: a looping candidate is stopped by the
+        # CPU limit (a failure) even when other work on the machine slows it.
+        TA_SANDBOX_TIMEOUT="90",
     )
     log = tmp_path_factory.mktemp("worker") / "worker.log"
     worker = WorkerProcess(env, log)

@@ -37,8 +37,13 @@ def _created_by_staff(project, django_user_model) -> None:  # type: ignore[no-un
     project.save(update_fields=["created_by"])
 
 
-def _run_vrr(project, timeout: float = 240.0) -> AuditRun:  # type: ignore[no-untyped-def]
-    run = audit_run_create(project=project, policies=["vrr"])
+#: VRR's minimum of evidence lowered to one labelled transition: the test checks that execution
+#: gives the calibration labels to estimate from, whatever the sample's size.
+ANY_EVIDENCE = {"vrr": {"min_evidence": 1}}
+
+
+def _run_vrr(project, timeout: float = 240.0, settings=None) -> AuditRun:  # type: ignore[no-untyped-def]
+    run = audit_run_create(project=project, policies=["vrr"], settings=settings)
     wait_for(lambda: AuditRun.objects.get(pk=run.pk).is_finished, timeout=timeout, interval=0.5)
     run.refresh_from_db()
     assert run.status == AuditRun.Status.DONE, run.failure
@@ -72,7 +77,7 @@ def test_ldb_alpha_beta_finite_with_execution_and_not_applicable_without(
     project.refresh_from_db()
     assert project.execute_code_candidates
 
-    on = _run_vrr(project)
+    on = _run_vrr(project, settings=ANY_EVIDENCE)
     [cal] = Calibration.objects.filter(run=on)
     p, iv = cal.params["params"], cal.params["intervals"]
     assert _finite(p["alpha"]) and _finite(p["beta"]), cal.params["notes"]
@@ -95,7 +100,7 @@ def test_ldb_alpha_beta_finite_with_execution_and_not_applicable_without(
 
     # a later run executes nothing again: the project keeps its programs' outcomes
     # (auditor.runs.execution_store), and the labels, calibration and verdicts are the same
-    again = _run_vrr(project)
+    again = _run_vrr(project, settings=ANY_EVIDENCE)
     [kept] = Calibration.objects.filter(run=again)
     counts = kept.params["execution"]["counts"]
     assert counts["programs run"] == 0
@@ -103,6 +108,13 @@ def test_ldb_alpha_beta_finite_with_execution_and_not_applicable_without(
     assert kept.params["execution"]["labels"] == execution["labels"]
     assert (kept.params["params"], kept.params["intervals"]) == (p, iv)
     assert again.summary["vrr"]["overall"] == on.summary["vrr"]["overall"]
+
+    # with the default minimum of evidence, a rate is estimated or says why it is not
+    default = _run_vrr(project)
+    [cal] = Calibration.objects.filter(run=default)
+    p, notes = cal.params["params"], " ".join(cal.params.get("notes") or [])
+    for name in ("alpha", "beta"):
+        assert _finite(p[name]) or f"{name} not identified" in notes, (name, notes)
 
 
 def _hostile_loop() -> bytes:
