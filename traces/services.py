@@ -34,13 +34,14 @@ from traces.reader import (
     TooLong,
     format_hint,
     iter_lines,
+    not_json,
     open_payload,
     parse_line,
 )
 from traces.run_source import Qualifier, RunSource, run_read
 from traces.signals import upload_done
 from traces.store import ChunkedStore
-from traces.validate import validate_event
+from traces.validate import type_typo, validate_event
 
 FORMATS = ("auto", *dict.fromkeys(["v1", *importers.IMPORTERS]))
 # Formats whose files are zip archives (Inspect AI's `.eval`); any other gets the zip hint.
@@ -299,6 +300,8 @@ def upload_process(*, upload_id: int) -> Upload | None:
             stream, _gz = open_payload(raw, limits, zip_format=zip_format)
             if fmt == "auto":
                 head = _head(stream)
+                if not head.startswith(ZIP_MAGIC) and (reason := not_json(head)):
+                    return _fail(upload, reason)
                 try:
                     fmt = importers.detect(head, upload.filename)
                 except ValueError as exc:
@@ -309,6 +312,8 @@ def upload_process(*, upload_id: int) -> Upload | None:
             upload.format_detected = fmt
             for lineno, event, payload in _events(upload, stream, fmt, collector, limits):
                 problems = validate_event(event)
+                if not problems and (typo := type_typo(event)) is not None:
+                    problems = [typo]
                 if problems:
                     tid = event.get("trace_id") if isinstance(event, dict) else None
                     tid = tid if isinstance(tid, str) and tid else None

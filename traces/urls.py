@@ -27,6 +27,7 @@ urlpatterns = [
     path("uploads/<int:pk>/", views.upload_detail, name="upload"),
     path("uploads/<int:pk>/errors/", views.upload_errors, name="upload-errors"),
     path("uploads/<int:pk>/raw/", views.upload_raw, name="upload-raw"),
+    path("uploads/<int:pk>/dismiss/", views.upload_dismiss, name="upload-dismiss"),
     path("uploads/<int:pk>/retry/", views.upload_retry_view, name="upload-retry"),
     path("docs/format/", views.format_docs, name="format-docs"),
     path("schema/trace-v1.json", views.format_schema, name="schema-v1"),
