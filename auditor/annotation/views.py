@@ -100,9 +100,9 @@ def queue_list(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _queue_context(request: HttpRequest, queue: AnnotationQueue) -> dict:
     role = _role(request, queue.run.project)
-    # Agreement figures would steer an annotator's next verdicts: owners see them always, an
-    # annotator once nothing in the queue is left for them.
-    show_agreement = role == "owner" or not selectors.items_left(queue=queue, user=request.user)
+    # Agreement figures would steer an annotator's next verdicts: owners and viewers (who give
+    # none) see them always, an annotator once nothing in the queue is left for them.
+    show_agreement = role != "annotator" or not selectors.items_left(queue=queue, user=request.user)
     return {
         "project": queue.run.project,
         "run": queue.run,
