@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-# At most this many line ranges are spelled out per group; the rest are counted.
-MAX_RANGES = 8
+# Up to this many runs of consecutive lines are listed ("lines 3–5, 9"); more (one bad line per
+# trace, say) read as their span ("200 lines from 2 to 1395").
+MAX_RANGES = 4
 
 
 def line_ranges(lines: list[int]) -> list[tuple[int, int]]:
@@ -20,14 +21,12 @@ def line_ranges(lines: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _lines_text(ranges: list[tuple[int, int]]) -> str:
-    parts = [f"{a}" if a == b else f"{a}–{b}" for a, b in ranges[:MAX_RANGES]]
-    more = len(ranges) - MAX_RANGES
-    text = ", ".join(parts) + (
-        f" and {more} more range{'s' if more != 1 else ''}" if more > 0 else ""
-    )
-    single = len(ranges) == 1 and ranges[0][0] == ranges[0][1]
-    return ("line " if single else "lines ") + text
+def _lines_text(ranges: list[tuple[int, int]], count: int) -> str:
+    if len(ranges) > MAX_RANGES:
+        return f"{count} lines from {ranges[0][0]} to {ranges[-1][1]}"
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return f"line {ranges[0][0]}"
+    return "lines " + ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in ranges)
 
 
 def group_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -60,7 +59,7 @@ def group_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "path": g["path"],
                 "message": g["message"],
                 "count": len(g["line_numbers"]) or 1,
-                "lines": _lines_text(ranges) if ranges else "",
+                "lines": _lines_text(ranges, len(set(g["line_numbers"]))) if ranges else "",
                 "first_line": ranges[0][0] if ranges else None,
                 "traces": len(g["trace_ids"]),
                 "trace_id": g["trace_ids"][0] if g["trace_ids"] else "",

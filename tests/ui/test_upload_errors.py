@@ -46,6 +46,9 @@ def test_line_ranges_and_groups():
         ("lines 3–200", 198, 198),
         ("line 250", 1, 1),
     ]
+    spread = [{"line": n, "path": "$", "message": "m"} for n in (2, 4, 6, 8, 10)]
+    assert group_errors(spread)[0]["lines"] == "5 lines from 2 to 10"
+    assert group_errors(spread[:3])[0]["lines"] == "lines 2, 4, 6"
 
 
 def test_identical_errors_are_one_row_and_an_all_rejected_upload_failed(client, alice, project):
@@ -58,7 +61,8 @@ def test_identical_errors_are_one_row_and_an_all_rejected_upload_failed(client, 
     assert body.count('class="error-group"') == 1
     assert "Nothing was stored" in body
     group = client.get(up.get_absolute_url()).context["error_groups"][0]
-    assert group["count"] == 60 and group["traces"] == 60 and group["lines"].startswith("lines ")
+    assert group["count"] == 60 and group["traces"] == 60
+    assert group["lines"].startswith("60 lines from 2 to ")  # one bad line per trace: a span
     dash = client.get(reverse("auditor:project", args=[project.pk])).content.decode()
     assert "bad.jsonl</a> failed" in dash and "every trace was rejected" in dash
     assert "done with errors" not in dash
