@@ -253,7 +253,10 @@ def side_by_side(
     ended_text = ENDED.get(continuation, ENDED_OTHER)
 
     def row(s: Step, number: int) -> Row:
-        return _row(s, number, ended_text if number > last_guarded else "")
+        # The reason once, on the first step not run; the steps after it say so briefly.
+        if number <= last_guarded:
+            return _row(s, number)
+        return _row(s, number, ended_text if number == last_guarded + 1 else "not run (as above)")
 
     cut = al.divergence if al.divergence is not None else len(al.steps)
     prefix = al.steps[:cut]
