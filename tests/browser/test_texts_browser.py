@@ -14,15 +14,15 @@ from auditor.runs.services import audit_run_create, audit_run_start
 from tests.annotate.conftest import ingest_bytes, lock_traces, make_run, member
 from tests.browser.test_inbox_errors_browser import each_look
 from tests.browser.test_themes_mobile import ingest, login, watch
-from tests.policies._build import pushback_trace
+from tests.policies._build import Events, pushback_trace
 from traces.models import Membership, Trace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-# Words of column headings that the browser laid out over more than one line box.
+# Words of column headings and of key-value labels (dt) laid out over more than one line box.
 SPLIT_HEADING_WORDS = """() => {
   const out = [];
-  for (const th of document.querySelectorAll('main thead th')) {
+  for (const th of document.querySelectorAll('main thead th, main dt')) {
     if (!th.getClientRects().length) continue;
     const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
@@ -43,6 +43,10 @@ SPLIT_HEADING_WORDS = """() => {
 
 def test_headings_keep_their_words_at_1440(page, live_server, project, alice):
     run = make_run(project, locks=2, examples=True)
+    long = Events("long", task={"id": "task-" + "x" * 60, "category": "c" * 50})
+    long.events[0].update(agent="agent-" + "a" * 60, model="org/" + "Model-" * 20 + "Instruct")
+    long.user("Hello?", turn=0)
+    ingest(project, long.events)
     errors = watch(page)
     page.set_viewport_size({"width": 1440, "height": 900})
     login(page, live_server, "alice", "alice-pw")
@@ -50,6 +54,7 @@ def test_headings_keep_their_words_at_1440(page, live_server, project, alice):
         f"/projects/{project.pk}/",
         f"/projects/{project.pk}/traces/",
         run.get_absolute_url(),
+        Trace.objects.get(external_id="long").get_absolute_url(),
     ):
         page.goto(live_server.url + url)
         assert page.evaluate(SPLIT_HEADING_WORDS) == [], url
