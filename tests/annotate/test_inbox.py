@@ -73,7 +73,7 @@ def test_agreement_is_hidden_from_annotators_until_they_are_done(client, alice, 
     assert 'id="agreement-alpha"' in html and 'id="agreement-hidden"' not in html
 
 
-def test_the_trace_page_hides_decisions_of_an_item_one_holds(client, bob, carol, queue):
+def test_the_trace_page_hides_decisions_of_an_item_one_holds(client, alice, bob, carol, queue):
     AnnotationItem.objects.exclude(kind="pair").delete()
     client.force_login(bob)
     client.get(reverse("annotate:next", args=[queue.pk]))
@@ -87,6 +87,10 @@ def test_the_trace_page_hides_decisions_of_an_item_one_holds(client, bob, carol,
     assert 'id="decisions-hidden"' not in client.get(url).content.decode()
     client.force_login(bob)
     verdict_submit(item_id=item.pk, user=bob, label="A")
+    assert 'id="decisions-hidden"' not in client.get(url).content.decode()
+    # an owner holding the item still sees them (owners adjudicate and see who chose what)
+    assert item_claim(queue=queue, user=alice).pk == item.pk
+    client.force_login(alice)
     assert 'id="decisions-hidden"' not in client.get(url).content.decode()
 
 
