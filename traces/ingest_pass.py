@@ -25,12 +25,13 @@ from traces.reader import (
     TooLong,
     format_hint,
     iter_lines,
+    not_json,
     open_payload,
     parse_line,
 )
 from traces.run_source import Qualifier, RunSource, default_key
 from traces.store import ChunkedStore
-from traces.validate import validate_event
+from traces.validate import type_typo, validate_event
 
 # Formats whose files are zip archives (Inspect AI's `.eval`); any other gets the zip hint.
 ZIP_FORMATS = ("inspect_ai",)
@@ -149,6 +150,8 @@ def store_once(
             stream, _gz = open_payload(raw, limits, zip_format=zip_format)
             if fmt == "auto":
                 head = _head(stream)
+                if not head.startswith(ZIP_MAGIC) and (reason := not_json(head)):
+                    return _fail(upload, reason)
                 try:
                     fmt = importers.detect(head, upload.filename)
                 except ValueError as exc:
@@ -160,6 +163,8 @@ def store_once(
             events = _events(upload, stream, fmt, collector, limits, run_keys, default, taken)
             for lineno, event, payload in events:
                 problems = validate_event(event)
+                if not problems and (typo := type_typo(event)) is not None:
+                    problems = [typo]
                 if problems:
                     tid = event.get("trace_id") if isinstance(event, dict) else None
                     tid = tid if isinstance(tid, str) and tid else None

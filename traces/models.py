@@ -229,6 +229,9 @@ class Upload(Job):
     origin_path = models.CharField(max_length=500, blank=True)
     # A re-imported export: also re-create its decisions and verdicts (an imported audit run).
     with_annotations = models.BooleanField(default=False)
+    # An owner took a failed upload off the dashboard's "Needs attention"; the upload, its raw
+    # file and its error report stay.
+    dismissed = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -248,16 +251,26 @@ class Upload(Job):
 
     @property
     def shown_status(self) -> str:
-        """The status a person reads: a finished upload that rejected traces or lines is "done
-        with errors", never a green "done" (3 of 4 traces rejected is not a success). The job
-        status stays "done": the lifecycle is finished either way."""
+        """The status a person reads: a finished upload that stored nothing because every trace
+        or line was rejected is "failed"; one that rejected some is "done with errors", never a
+        green "done" (3 of 4 traces rejected is not a success). The job status stays "done": the
+        lifecycle is finished either way."""
         if self.status == self.Status.DONE and (self.traces_rejected or self.error_count):
-            return "done with errors"
+            return "failed" if self.rejected_all else "done with errors"
         return self.status
 
     @property
+    def rejected_all(self) -> bool:
+        """Finished, and every trace or line of the file was rejected: nothing was stored."""
+        return (
+            self.status == self.Status.DONE
+            and not self.traces_accepted
+            and bool(self.traces_rejected or self.error_count)
+        )
+
+    @property
     def needs_attention(self) -> bool:
-        return self.status == self.Status.FAILED or self.shown_status == "done with errors"
+        return not self.dismissed and self.shown_status in ("failed", "done with errors")
 
 
 class Trace(models.Model):

@@ -212,6 +212,23 @@ def format_hint(head: bytes) -> str:
     return ""
 
 
+def not_json(head: bytes) -> str:
+    """'this is not JSON (line N: <its start>)' when the file's first non-blank line cannot
+    begin a JSON object or array (a CSV, a log, an HTML page); empty otherwise. Every format
+    read here is JSON, so this says more than the list of formats tried."""
+    text = head.removeprefix(UTF8_BOM)
+    for lineno, raw in enumerate(text.split(b"\n"), 1):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        if stripped[:1] in (b"{", b"["):
+            return ""
+        sample = stripped[:60].decode("utf-8", errors="replace")
+        more = "…" if len(stripped) > 60 else ""
+        return f"this is not JSON (line {lineno}: {sample}{more})"
+    return ""
+
+
 def json_depth(value: object) -> int:
     depth = 0
     stack = [(value, 1)]

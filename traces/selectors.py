@@ -47,6 +47,15 @@ def role_of(*, user, project: Project) -> str | None:  # type: ignore[no-untyped
     )
 
 
+def project_owners(*, project: Project) -> list[str]:
+    """The usernames of a project's owners: whom to ask for a role."""
+    return list(
+        Membership.objects.filter(project=project, role="owner")
+        .order_by("user__username")
+        .values_list("user__username", flat=True)
+    )
+
+
 # Roles that may change a project's data (upload, audit, annotate); viewers only read.
 WRITE_ROLES = ("owner", "annotator")
 

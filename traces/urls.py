@@ -28,6 +28,7 @@ urlpatterns = [
     path("uploads/<int:pk>/", views.upload_detail, name="upload"),
     path("uploads/<int:pk>/errors/", views.upload_errors, name="upload-errors"),
     path("uploads/<int:pk>/raw/", views.upload_raw, name="upload-raw"),
+    path("uploads/<int:pk>/dismiss/", views.upload_dismiss, name="upload-dismiss"),
     path("uploads/<int:pk>/retry/", views.upload_retry_view, name="upload-retry"),
     # OTLP/HTTP's standard path, where exporters send spans (OTEL_EXPORTER_OTLP_ENDPOINT).
     path("v1/traces", otlp_views.traces, name="otlp-traces"),

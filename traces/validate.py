@@ -8,6 +8,8 @@ the two in agreement on generated events.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -376,6 +378,38 @@ def _fast_valid(ev: dict) -> bool:
         if check is None or not check(value):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=1024)
+def near_miss_type(etype: str) -> str | None:
+    """The known event type an unknown `etype` most likely misspells ("tool_cal" → "tool_call",
+    "Message" → "message"), or None when it is known or resembles none closely.
+
+    Unknown types are valid v1 and kept as uploaded; a near miss of a known one is almost
+    always a typo whose events the audit would silently ignore, so ingest rejects it."""
+    if etype in EVENT_TYPES:
+        return None
+    folded = etype.strip().lower().replace("-", "_").replace(" ", "_")
+    for known in EVENT_TYPES:
+        if folded in (known, known.replace("_", "")) or folded.replace("_", "") == known:
+            return known
+    close = difflib.get_close_matches(folded, EVENT_TYPES, n=1, cutoff=0.85)
+    return close[0] if close else None
+
+
+def type_typo(ev: Any) -> Error | None:
+    """(path, message) when the event's type is a near miss of a known type, else None."""
+    etype = ev.get("type") if isinstance(ev, dict) else None
+    if not isinstance(etype, str) or not etype or etype in EVENT_TYPES:
+        return None
+    known = near_miss_type(etype[:60])
+    if known is None:
+        return None
+    return (
+        "$.type",
+        f'unknown event type "{etype[:60]}": did you mean "{known}"? (other unknown types are '
+        "kept as uploaded; this one is so close to a known type that it is most likely a typo)",
+    )
 
 
 def validate_event(ev: Any) -> list[Error]:

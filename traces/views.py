@@ -31,6 +31,7 @@ from django.views.decorators.http import require_POST
 from common.hygiene import clean_filename, csv_safe
 from common.rendering import render_page_or_fragment
 from traces import selectors
+from traces.error_groups import group_errors
 from traces.links import page_url
 from traces.models import ExecutionRefused, ProjectToken, Upload
 from traces.run_source import RunSource
@@ -121,7 +122,17 @@ def token_revoke(request: HttpRequest, pk: int, token_id: int) -> HttpResponse:
 def upload_new(request: HttpRequest, pk: int) -> HttpResponse:
     project = selectors.project_get(user=request.user, project_id=pk)
     if not selectors.can_write(user=request.user, project=project):
-        raise PermissionDenied("viewers cannot upload")
+        # A page that says why and who can help, not a bare 403 (the status stays 403).
+        return render(
+            request,
+            "traces/upload_forbidden.html",
+            {
+                "project": project,
+                "role": selectors.role_of(user=request.user, project=project),
+                "owners": selectors.project_owners(project=project),
+            },
+            status=403,
+        )
     wants_json = request.headers.get("Accept", "").startswith("application/json")
     error = None
     if request.method == "POST":
@@ -199,6 +210,7 @@ def upload_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
             "traces_url": page_url("trace-list", upload.project_id),
             "audit_url": _audit_url(upload),
+            "error_groups": group_errors(upload.errors),
         },
         fragment="#status",
     )
@@ -263,6 +275,22 @@ def upload_raw(request: HttpRequest, pk: int) -> FileResponse:
         filename=upload.filename,
         content_type="application/octet-stream",
     )
+
+
+@login_required
+@require_POST
+def upload_dismiss(request: HttpRequest, pk: int) -> HttpResponse:
+    """Take a failed upload off the dashboard's "Needs attention" (owners). The upload, its raw
+    file and its error report are kept; its own page still shows it."""
+    upload = selectors.upload_get(user=request.user, upload_id=pk)
+    if selectors.role_of(user=request.user, project=upload.project) != "owner":
+        raise PermissionDenied("only owners dismiss uploads")
+    if not upload.needs_attention:
+        messages.warning(request, "Only an upload that needs attention can be dismissed.")
+    else:
+        Upload.objects.filter(pk=upload.pk).update(dismissed=True)
+        messages.info(request, f"Upload {upload.filename} dismissed from Needs attention.")
+    return redirect(upload.project)
 
 
 @login_required

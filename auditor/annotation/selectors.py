@@ -41,6 +41,18 @@ def queue_progress(queue: AnnotationQueue, user=None) -> dict[str, Any]:  # type
     }
 
 
+def items_left(*, queue: AnnotationQueue, user) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the queue still has an item the user may give a verdict on: open, short of k
+    verdicts, and not answered or skipped by them (another annotator's claim only delays it)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return (
+        AnnotationItem.objects.filter(queue=queue, status="open", verdicts_count__lt=queue.k)
+        .exclude(verdicts__annotator=user)
+        .exists()
+    )
+
+
 def _status_counts(items) -> list[tuple[str, int, int]]:  # type: ignore[no-untyped-def]
     return [
         (r["status"], r["n"], r["v"] or 0)

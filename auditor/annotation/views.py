@@ -100,6 +100,9 @@ def queue_list(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _queue_context(request: HttpRequest, queue: AnnotationQueue) -> dict:
     role = _role(request, queue.run.project)
+    # Agreement figures would steer an annotator's next verdicts: owners and viewers (who give
+    # none) see them always, an annotator once nothing in the queue is left for them.
+    show_agreement = role != "annotator" or not selectors.items_left(queue=queue, user=request.user)
     return {
         "project": queue.run.project,
         "run": queue.run,
@@ -107,7 +110,8 @@ def _queue_context(request: HttpRequest, queue: AnnotationQueue) -> dict:
         "role": role,
         "can_annotate": role in trace_selectors.WRITE_ROLES,
         "progress": selectors.queue_progress(queue, request.user),
-        "agreement": selectors.queue_agreement(queue),
+        "agreement": selectors.queue_agreement(queue) if show_agreement else None,
+        "show_agreement": show_agreement,
     }
 
 

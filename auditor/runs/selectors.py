@@ -127,11 +127,20 @@ ATTENTION_MAX = 10
 
 def project_attention(*, user, project) -> dict:  # type: ignore[no-untyped-def]
     """What needs a person on the project dashboard — across every run and upload, not only the
-    latest: failed uploads and uploads that rejected traces ("done with errors"), failed runs,
+    latest: failed uploads (not dismissed by an owner) and uploads that rejected traces ("done
+    with errors"), failed runs,
     runs with traces that could not be audited, and runs with unknown outcomes to annotate."""
-    failed_uploads = list(project.uploads.filter(status=Upload.Status.FAILED)[:ATTENTION_MAX])
+    uploads = project.uploads.filter(dismissed=False)
+    # Failed: the job failed, or it finished with every trace or line rejected (nothing stored).
+    failed_uploads = list(
+        uploads.filter(
+            Q(status=Upload.Status.FAILED)
+            | Q(status=Upload.Status.DONE, traces_accepted=0)
+            & (Q(traces_rejected__gt=0) | Q(error_count__gt=0))
+        ).order_by("-id")[:ATTENTION_MAX]
+    )
     partial_uploads = list(
-        project.uploads.filter(status=Upload.Status.DONE)
+        uploads.filter(status=Upload.Status.DONE, traces_accepted__gt=0)
         .filter(Q(traces_rejected__gt=0) | Q(error_count__gt=0))
         .order_by("-id")[:ATTENTION_MAX]
     )

@@ -144,9 +144,18 @@ class Cell:
 # the actor never took it (nothing was "dropped"); an actor-only row is a step the guarded
 # trajectory does not have (dropped, or never reached when the replay stopped).
 GAPS = {
-    "actor": ("", "— not in the guarded trajectory —"),
+    "actor": ("", "skipped: the guarded run went on without this step"),
     "guarded": ("— not taken by the actor (added by the guard) —", ""),
 }
+# An actor-only step after the guarded trajectory's last step was never reached; what ended
+# the guarded trajectory depends on the continuation.
+ENDED = {
+    "truncated": "not run: the guarded trajectory stops at the guard's replacement "
+    "(no environment to run the rest in)",
+    "recorded": "not run: the guard ships a recorded answer instead of going on",
+    "spliced": "not run: the guarded replay ended before this step",
+}
+ENDED_OTHER = "not run: the guarded trajectory ended before this step"
 
 
 @dataclass
@@ -155,6 +164,7 @@ class Row:
     actor: Cell | None
     guarded: Cell | None
     step: int = 0  # position in the alignment from 0: the number shown and "divergence at"
+    gap: str = ""  # what the missing side says, when not the kind's default (GAPS)
 
     @property
     def cells(self) -> tuple[tuple[Cell | None, str, str], tuple[Cell | None, str, str]]:
@@ -162,6 +172,8 @@ class Row:
         — one template loop, no includes: the template engine's per-include cost dominates a
         long side-by-side."""
         actor_gap, guarded_gap = GAPS.get(self.kind, ("", ""))
+        if self.gap and self.kind == "actor":
+            guarded_gap = self.gap
         return (
             (self.actor, actor_gap, "Actor"),
             (self.guarded, guarded_gap, "Guarded"),
@@ -190,7 +202,7 @@ def _cell(ev: Any, index: int | None, detail: bool) -> Cell | None:
     )
 
 
-def _row(step: Step, number: int) -> Row:
+def _row(step: Step, number: int, ended: str = "") -> Row:
     # JSON where it shows a difference: both sides of a changed step, the guard's own steps.
     # An actor-only step is a recorded event with a page of its own (linked instead): its
     # pretty JSON would be most of a long trace's side-by-side time.
@@ -199,6 +211,7 @@ def _row(step: Step, number: int) -> Row:
         actor=_cell(step.actor, step.actor_index, step.kind == "changed"),
         guarded=_cell(step.guarded, step.guarded_index, step.kind in ("changed", "guarded")),
         step=number,
+        gap=ended,
     )
 
 
@@ -224,9 +237,27 @@ class SideBySide:
 
 
 def side_by_side(
-    actor: Sequence[Any], guarded: Sequence[Any], *, prefix_window: int = 50, limit: int = 100
+    actor: Sequence[Any],
+    guarded: Sequence[Any],
+    *,
+    prefix_window: int = 50,
+    limit: int = 100,
+    continuation: str = "",
 ) -> SideBySide:
+    """`continuation` (the result's) words what ended the guarded trajectory on the actor's
+    steps after its last one."""
     al = align(actor, guarded)
+    last_guarded = max(
+        (k for k, s in enumerate(al.steps) if s.guarded_index is not None), default=-1
+    )
+    ended_text = ENDED.get(continuation, ENDED_OTHER)
+
+    def row(s: Step, number: int) -> Row:
+        # The reason once, on the first step not run; the steps after it say so briefly.
+        if number <= last_guarded:
+            return _row(s, number)
+        return _row(s, number, ended_text if number == last_guarded + 1 else "not run (as above)")
+
     cut = al.divergence if al.divergence is not None else len(al.steps)
     prefix = al.steps[:cut]
     shown = prefix[-prefix_window:] if prefix_window else []
@@ -246,9 +277,9 @@ def side_by_side(
     return SideBySide(
         alignment=al,
         hidden_prefix=len(prefix) - len(shown),
-        prefix_rows=[_row(s, first_shown + k) for k, s in enumerate(shown)],
-        rows=[_row(s, cut + k) for k, s in enumerate(rest[:limit])],
-        tail_rows=[_row(s, tail_first + k) for k, s in enumerate(shown_tail)],
+        prefix_rows=[row(s, first_shown + k) for k, s in enumerate(shown)],
+        rows=[row(s, cut + k) for k, s in enumerate(rest[:limit])],
+        tail_rows=[row(s, tail_first + k) for k, s in enumerate(shown_tail)],
         more=max(0, len(rest) - limit) + len(tail) - len(shown_tail),
     )
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,6 +22,7 @@ from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
+from auditor.trace_page.blind import held_item
 from auditor.trace_page.events import event_view
 from auditor.trace_page.text import pretty
 from auditor.trace_page.turns import group_by_turn
@@ -93,7 +96,9 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
     if selected.guarded_trajectory is not None:
         # One query, whatever the length; the alignment needs the whole actor trajectory.
         actor = list(trace_selectors.event_list(trace=trace).values_list("payload", flat=True))
-        ctx["sbs"] = side_by_side(actor, selected.full_trajectory(actor))
+        ctx["sbs"] = side_by_side(
+            actor, selected.full_trajectory(actor), continuation=selected.continuation
+        )
     types = panels.event_types(r.policy for r in results)
     if actor is not None:
         panel_events = [e for e in actor if isinstance(e, dict) and e.get("type") in types]
@@ -105,11 +110,17 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
         )
     else:
         panel_events = []
+    wanted_at = {
+        r.pk: panels.panel_for(r.policy).positions(r.record if isinstance(r.record, dict) else {})
+        for r in results
+    }
+    at = _events_at(trace, actor, {i for v in wanted_at.values() for i in v})
     shown = []
     for r in results:
         record = r.record if isinstance(r.record, dict) else {}
         panel = panels.panel_for(r.policy)
         events = [e for e in panel_events if e.get("type") in panel.event_types]
+        events += [{**at[i], "_position": i} for i in wanted_at[r.pk] if i in at]
         shown.append(
             {
                 "result": r,
@@ -131,6 +142,24 @@ def _audit_context(request: HttpRequest, trace: Trace) -> dict[str, Any]:
     return ctx
 
 
+def _events_at(
+    trace: Trace, actor: list[Any] | None, positions: set[int]
+) -> dict[int, dict[str, Any]]:
+    """The events at these positions of the ordered trace (0-based, as policies number them),
+    from the loaded trajectory or in one query."""
+    if not positions:
+        return {}
+    if actor is not None:
+        return {i: actor[i] for i in positions if i < len(actor) and isinstance(actor[i], dict)}
+    rows = (
+        trace_selectors.event_list(trace=trace)
+        .annotate(position=Window(RowNumber(), order_by=F("seq").asc()))
+        .filter(position__in=[i + 1 for i in positions])
+        .values_list("position", "payload")
+    )
+    return {pos - 1: payload for pos, payload in rows if isinstance(payload, dict)}
+
+
 def _state(request: HttpRequest) -> dict[str, str]:
     """The URL state to carry into links: which run and policy are shown."""
     return {k: request.GET[k] for k in ("run", "policy") if request.GET.get(k)}
@@ -140,7 +169,11 @@ def _state(request: HttpRequest) -> dict[str, str]:
 def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
     ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
-    ctx.update(_audit_context(request, trace))
+    held = held_item(user=request.user, trace=trace)
+    if held is not None:
+        ctx.update(runs=[], run=None, results=[], selected=None, held_item=held)
+    else:
+        ctx.update(_audit_context(request, trace))
     run = ctx.get("run")
     audited = audited_outcomes(run_id=run.pk, trace_ids=[trace.pk]).get(trace.pk) if run else None
     ctx["outcome"] = shown_outcome(

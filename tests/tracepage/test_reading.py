@@ -43,10 +43,14 @@ def test_gap_labels_match_the_row_kind():
     (actor_side, gap, label), (g_side, g_gap, g_label) = added[0].cells
     assert actor_side is None and "dropped" not in gap and "added by the guard" in gap
     assert g_side is not None and label == "Actor" and g_label == "Guarded"
-    dropped = side_by_side([call("a"), call("b")], [call("a")]).rows
-    assert (
-        dropped[0].kind == "actor" and dropped[0].cells[1][1] == "— not in the guarded trajectory —"
-    )
+    # An actor step after the guarded trajectory's end says why it was not run, by continuation.
+    dropped = side_by_side([call("a"), call("b")], [call("a")], continuation="truncated").rows
+    assert dropped[0].kind == "actor"
+    assert dropped[0].cells[1][1].startswith("not run: the guarded trajectory stops at")
+    # An actor step the guarded run went past is "skipped", not "not run".
+    skipped = side_by_side([call("a"), call("b"), call("c")], [call("a"), call("c")]).rows
+    assert [r.kind for r in skipped] == ["actor", "same"], [r.kind for r in skipped]
+    assert skipped[0].cells[1][1].startswith("skipped: the guarded run went on")
 
 
 def test_timeline_groups_by_turn():

@@ -28,12 +28,29 @@ class Panel:
     event_types: tuple[str, ...]  # event types the builder reads besides the record
     template: str
     build: Builder
+    # Positions in the ordered trace (0-based) of events the builder reads besides those of
+    # `event_types`, from the record; they reach the builder with their "_position".
+    positions: Callable[[Mapping[str, Any]], list[int]] = lambda record: []
 
 
 def _panel(
-    policy: str, title: str, not_applied: str, types: tuple[str, ...], build: Builder
+    policy: str,
+    title: str,
+    not_applied: str,
+    types: tuple[str, ...],
+    build: Builder,
+    positions: Callable[[Mapping[str, Any]], list[int]] | None = None,
 ) -> Panel:
-    return Panel(policy, title, not_applied, types, f"auditor/trace_panel_{policy}.html", build)
+    template = f"auditor/trace_panel_{policy}.html"
+    if positions is None:
+        return Panel(policy, title, not_applied, types, template, build)
+    return Panel(policy, title, not_applied, types, template, build, positions)
+
+
+def _answer_positions(record: Mapping[str, Any]) -> list[int]:
+    """The commit rule's answers as the model wrote them: the record keeps normalised keys."""
+    at = record.get("answer_events")
+    return [i for i in at if type(i) is int and i >= 0] if isinstance(at, list) else []
 
 
 REGISTRY: dict[str, Panel] = {
@@ -66,6 +83,7 @@ REGISTRY: dict[str, Panel] = {
             "No answer followed by a challenge.",
             (),
             commit_panel,
+            _answer_positions,
         ),
     )
 }
