@@ -1,4 +1,4 @@
-"""Data migration traces.0013: traces stored before `Trace.run_source` get the run part their
+"""Data migration traces.0014: traces stored before `Trace.run_source` get the run part their
 id holds; uploads keep a blank request key, and the same file stated the same way is still
 recognised as the upload it was."""
 
@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("traces", "0012_project_created_by")]
+BEFORE = [("traces", "0013_otlp_span_buffer")]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from tests.ingest.helpers import jsonl, simple_trace
+from tests.builders.v1 import jsonl, simple_trace
 from traces.error_groups import group_errors, line_ranges
 from traces.models import Membership, Upload
 from traces.services import upload_create, upload_process

@@ -9,9 +9,8 @@ from typing import Any
 
 from policies import Auditor
 from policies.checklist.analysis import HARNESS_ERROR_REPLY, NO_REPLY
+from tests.builders.events import pushback_trace
 from tests.importers.test_harness_errors import ABORT
-
-from ._build import pushback_trace
 
 
 def harness_error_at(events: list[dict[str, Any]], i: int) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ import pytest
 
 from auditor.runs.services import audit_run_create, audit_run_start
 from auditor.trace_page.panels import commit_panel
-from tests.policies._build import pushback_trace
+from tests.builders.events import pushback_trace
 from tests.tracepage.test_trace_page import ingest
 from traces.models import Trace
 
