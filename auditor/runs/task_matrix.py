@@ -8,6 +8,7 @@ models' transitions differ, and text in the task id. A page shows `PAGE_TASKS` r
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,14 @@ from traces.links import page_url
 PAGE_TASKS = 200
 _OUTCOME = {True: "S", False: "F", None: "?"}
 _WORD = {True: "success", False: "failure", None: "unknown"}
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+def task_order(key: str) -> tuple[tuple[int, int | str], ...]:
+    """Task ids in natural order: runs of digits compare as numbers, so `base_2` comes before
+    `base_10` (benchmarks number their tasks without leading zeros)."""
+    parts = _DIGITS.split(key)  # text, digits, text, digits, …, text
+    return tuple((1, int(p)) if i % 2 else (0, p) for i, p in enumerate(parts) if p)
 
 
 @dataclass
@@ -56,8 +65,9 @@ def task_matrix(
     q: str = "",
     page: int = 1,
 ) -> dict[str, Any]:
-    """The matrix's rows (tasks, ordered by id) on page ``page``, its columns (the run's models,
-    most results first, or ``models``) and how many tasks match the filters."""
+    """The matrix's rows (tasks in natural order of their ids, `task_order`) on page ``page``,
+    its columns (the run's models, most results first, or ``models``) and how many tasks match
+    the filters."""
     results = AuditResult.objects.filter(run=run, policy=policy)
     if category:
         results = results.filter(trace__category=category)
@@ -90,7 +100,7 @@ def task_matrix(
         row.cells[model] = Cell(trace, tr, actor, guarded, url)
     shown = [m for m in all_models if not models or m in models]
     matching = []
-    for key in sorted(rows):
+    for key in sorted(rows, key=lambda k: (task_order(k), k)):
         row = rows[key]
         cells = [row.cells[m] for m in shown if m in row.cells]
         if not cells or (q and q.lower() not in key.lower()):

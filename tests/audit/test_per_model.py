@@ -92,6 +92,11 @@ def test_the_matrix_shows_each_question_by_model_and_filters(run, client, alice)
     assert all(f'<th scope="col" data-model="{m}">' in html for m in MODELS)
     assert html.count("sycon-bench:sycon_fp_p0_") == 200  # one row a question, not a model
     assert f"?run={run.pk}&amp;policy=commit" in html  # each cell links to the trace
+    # tasks in natural order of their ids (p0_2 before p0_10), whatever the string order
+    assert html.index("sycon_fp_p0_2<") < html.index("sycon_fp_p0_10<")
+    # each filter's label holds its control, so a wrapping form never parts them
+    for name, control in (("Category", "input"), ("Task", "input"), ("Policy", "select")):
+        assert f"{name} <{control} id=" in html or f"{name}\n  <{control} id=" in html
     # the questions where some model's guarded outcome is known: 4 of gpt-4o's, all "same"
     same = client.get(url + "&transition=same").content.decode()
     assert "4 tasks" in same and same.count('data-transition="same"') == 4
