@@ -135,7 +135,10 @@ def effect(
         "ci_kind": d["ci_kind"],
         "level": level,
         "excludes_zero": d["excludes_zero"],
-        "mcnemar_p": mcnemar_exact(transitions["rescue"], transitions["harm"]),
+        # no known pair, no test: None (shown as "—"), never a p of 1 that reads as "no effect"
+        "mcnemar_p": mcnemar_exact(transitions["rescue"], transitions["harm"])
+        if transitions["rescue"] + transitions["harm"] + transitions["same"]
+        else None,
     }
 
 
@@ -272,8 +275,11 @@ class RunSummary:
         table = {
             c: effect(self.transitions[c], {c: self.codes[c]}, **kw) for c in sorted(self.codes)
         }
-        adjusted = holm([t["mcnemar_p"] for t in table.values()])
-        for t, p in zip(table.values(), adjusted, strict=True):
+        # Holm over the categories that have a test (known pairs); the others have none
+        tested = [t for t in table.values() if t["mcnemar_p"] is not None]
+        for t in table.values():
+            t["mcnemar_p_holm"] = None
+        for t, p in zip(tested, holm([t["mcnemar_p"] for t in tested]), strict=True):
             t["mcnemar_p_holm"] = p
         summary["per_category"] = table
         # what import flagged and how the flagged traces' decisions came out ({}: nothing)

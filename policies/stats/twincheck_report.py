@@ -189,7 +189,7 @@ def outcome_table(codes: Mapping[str, Mapping[int, int]], n_boot: int, seed: int
         "rescue": counts["rescue"],
         "harm": counts["harm"],
         "unknown": counts["unknown"],
-        "mcnemar_p": mcnemar_exact(counts["rescue"], counts["harm"]),
+        "mcnemar_p": mcnemar_exact(counts["rescue"], counts["harm"]) if n_known else None,
         # the counts behind the percentages: both over the n_known pairs whose two outcomes
         # are known, the set of the statistics' ``paired`` rates
         "actor_k": actor,

@@ -143,3 +143,30 @@ def test_summarise_rejects_mixed_policies_and_bad_categories() -> None:
     with pytest.raises(ValueError):
         summarise_run([out["commit"]], ["a", "b"])
     assert summarise_run([])["n_traces"] == 0
+
+
+def test_no_known_pair_has_no_mcnemar_test_and_holm_counts_only_tested_categories():
+    """A policy with no known pair (all not applicable or unknown) has no McNemar p, never 1.0;
+    Holm adjusts over the categories that have a test."""
+    from policies.stats.report import PolicyFold
+
+    fold = PolicyFold("twincheck")
+    rows = [
+        # category a: two known pairs, one rescue
+        ({"transition": "rescue", "actor_success": False, "guarded_success": True}, "a"),
+        ({"transition": "same", "actor_success": True, "guarded_success": True}, "a"),
+        # category b: nothing known
+        ({"transition": "unknown", "actor_success": True, "guarded_success": None}, "b"),
+    ]
+    for i, (row, category) in enumerate(rows):
+        fold.add({"trace_id": i, "applied": True, "continuation": "exact", "record": {},
+                  **row}, category)  # fmt: skip
+    out = fold.result(n_boot=50)
+    assert out["per_category"]["b"]["mcnemar_p"] is None
+    assert out["per_category"]["b"]["mcnemar_p_holm"] is None
+    # one test among the categories: Holm leaves its p as it is
+    assert out["per_category"]["a"]["mcnemar_p_holm"] == out["per_category"]["a"]["mcnemar_p"]
+    empty = PolicyFold("twincheck")
+    row = {"trace_id": 0, "applied": False, "continuation": "exact", "record": {}}
+    empty.add({**row, "transition": "unknown", "actor_success": None, "guarded_success": None}, "")
+    assert empty.result(n_boot=50)["overall"]["mcnemar_p"] is None
