@@ -14,7 +14,9 @@ from auditor.models import AuditRun, RunModelUsage
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_concurrent_reservations_stop_exactly_at_the_limit(project):
+def test_concurrent_reservations_stop_exactly_at_the_limit(postgres, project):  # type: ignore[no-untyped-def]
+    # PostgreSQL: several worker processes writing one row at once; SQLite locks the table
+    # for a writer and answers the others "database table is locked".
     run = AuditRun.objects.create(project=project, policies=["twincheck"], judge="llm")
     RunBudget(run.pk, 25, None)  # creates the usage row
     taken: list[bool] = []
