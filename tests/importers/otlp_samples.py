@@ -10,6 +10,7 @@ No hand-typed sample: `python -m tests.importers.otlp_samples OUT.json [langfuse
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import sys
 from typing import Any
@@ -110,6 +111,9 @@ def openinference_spans(cities: tuple[str, ...] = ("Paris", "Atlantis")) -> list
     return list(exporter.get_finished_spans())
 
 
+_LANGFUSE_KEYS = itertools.count()
+
+
 def langfuse_spans(span_exporter: Any = None) -> list:
     """The same kind of run through the Langfuse Python SDK (no server: its spans go to our
     in-memory exporter; its own exporter points at a closed loopback port and is shut down, or
@@ -117,8 +121,10 @@ def langfuse_spans(span_exporter: Any = None) -> list:
     from langfuse import Langfuse
 
     provider, exporter = _provider("langfuse-agent")
+    # A public key of its own per call: the SDK keeps one client per key for the process, and a
+    # client made earlier (another test's, with its provider shut down) would take these spans.
     client = Langfuse(
-        public_key="pk-lf-test",
+        public_key=f"pk-lf-test-{next(_LANGFUSE_KEYS)}",
         secret_key="sk-lf-test",
         host="http://127.0.0.1:9",
         tracer_provider=provider,
