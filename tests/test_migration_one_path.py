@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("auditor", "0018_run_stalls")]
+BEFORE = [("auditor", "0018_run_stalls"), ("traces", "0012_project_created_by")]
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -96,7 +96,9 @@ def test_a_human_judge_run_shows_its_pairs_awaiting_review(
     note = page.locator("#twincheck-report [role=status]")
     assert "3 pairs await review" in " ".join(note.inner_text().split())
     note.locator("a").click()
-    assert "TwinCheck pairs of run" in page.content()  # the queue the run opened
+    # the queue the run opened (waited for: the click starts a navigation, content() would read
+    # the page in between)
+    page.wait_for_selector("text=TwinCheck pairs of run")
     page.go_back()
     shot(page, tmp_path, "run-human-gate.png")
     assert errors == []

@@ -109,7 +109,16 @@ def test_cli_audit_through_the_worker(celery_worker_process, project, postgres):
     )
     assert out.returncode == 0, out.stderr
     body = json.loads(out.stdout)
-    assert set(body) == {"run", "status", "traces", "errors", "policies", "judge", "model"}
+    assert set(body) == {
+        "run",
+        "status",
+        "traces",
+        "errors",
+        "policies",
+        "judge",
+        "model",
+        "data_quality",
+    }
     assert body["judge"] == "heuristic" and body["model"] is None  # no model: no model calls
     assert (body["status"], body["traces"], body["errors"]) == ("done", 30, 0)
     checklist = body["policies"]["checklist"]
