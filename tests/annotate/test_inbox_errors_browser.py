@@ -14,8 +14,8 @@ import pytest
 
 from auditor.annotation.services import queue_create
 from tests.annotate.conftest import make_run, member
+from tests.browsing import WIDE, login, shot, watch
 from tests.builders.v1 import jsonl, simple_trace
-from tests.site.test_themes_mobile_browser import WIDE, login, shot, watch
 from traces.models import Membership, Upload
 from traces.services import upload_create, upload_process
 

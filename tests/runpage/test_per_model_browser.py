@@ -13,7 +13,7 @@ import pytest
 
 from auditor.runs.services import audit_run_create, audit_run_start
 from tests.audit.sycon_runs import MODELS, SETTINGS, needs_sycon, sycon_run
-from tests.site.test_themes_mobile_browser import DOCS, WIDE, login, watch
+from tests.browsing import DOCS, WIDE, login, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), needs_sycon]
 

@@ -9,9 +9,7 @@ dark) to docs/screenshots."""
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -19,15 +17,14 @@ from django.test.testcases import LiveServerThread
 
 from auditor.annotation.services import queue_create
 from tests.annotate.conftest import make_run
+from tests.browsing import WIDE, login, shot, watch
 from tests.builders.events import Events
 from tests.builders.v1 import jsonl
-from tests.conftest import REPO
 from traces.models import Trace
 from traces.services import upload_create, upload_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DOCS = REPO / "docs" / "screenshots"
 AA = 4.5  # WCAG 2 AA for normal text
 
 # Every visible text in the elements a selector finds, with its colour and the colour of the
@@ -69,16 +66,6 @@ NARROW_CELLS = """() => {
   return out.slice(0, 10);
 }"""
 
-# What sticks out to the right of the page (and is not inside a scrolling container).
-WIDE = """() => [...document.querySelectorAll('body *')]
-  .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
-  .filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > window.innerWidth + 1))
-  .filter(e => { for (let a = e.parentElement; a; a = a.parentElement) {
-      if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(a).overflowX)) return false; }
-    return true; })
-  .slice(0, 8)
-  .map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
-
 
 def luminance(rgb: str) -> float:
     r, g, b = (int(x) / 255 for x in re.findall(r"[\d.]+", rgb)[:3])
@@ -97,19 +84,6 @@ def contrast(fg: str, bg: str) -> float:
 def test_contrast_formula_matches_wcag_examples():
     assert contrast("rgb(0, 0, 0)", "rgb(255, 255, 255)") == pytest.approx(21.0)
     assert contrast("rgb(118, 118, 118)", "rgb(255, 255, 255)") == pytest.approx(4.54, abs=0.01)
-
-
-def login(page, live_server, username: str, password: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
-
-
-def shot(page, tmp_path: Path, name: str) -> None:  # type: ignore[no-untyped-def]
-    target = DOCS if os.environ.get("TA_DOCS_SCREENSHOTS") == "1" else tmp_path
-    page.screenshot(path=str(target / name), full_page=True)
 
 
 def ingest(project, events: list[dict]) -> None:  # type: ignore[no-untyped-def]
@@ -162,18 +136,6 @@ def pages(project, alice):  # type: ignore[no-untyped-def]
         "vrr-trace": Trace.objects.get(external_id="humaneval-129-reflexion").get_absolute_url()
         + f"?run={run.pk}&policy=vrr",
     }
-
-
-def watch(page) -> list[str]:  # type: ignore[no-untyped-def]
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on(
-        "console",
-        lambda msg: errors.append(msg.text)
-        if msg.type == "error" or "Content Security Policy" in msg.text
-        else None,
-    )
-    return errors
 
 
 def body_bg(page) -> str:  # type: ignore[no-untyped-def]

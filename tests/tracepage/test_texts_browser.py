@@ -13,8 +13,9 @@ from auditor.annotation.services import item_claim, queue_create
 from auditor.runs.services import audit_run_create, audit_run_start
 from tests.annotate.conftest import ingest_bytes, lock_traces, make_run, member
 from tests.annotate.test_inbox_errors_browser import each_look
+from tests.browsing import login, watch
 from tests.builders.events import Events, pushback_trace
-from tests.site.test_themes_mobile_browser import ingest, login, watch
+from tests.site.test_themes_mobile_browser import ingest
 from traces.models import Membership, Trace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
