@@ -5,8 +5,8 @@ rebuild the same trajectory (auditor.0020)."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrating import migrated_back
 
 BEFORE = [("auditor", "0018_run_stalls"), ("traces", "0012_project_created_by")]
 
@@ -14,11 +14,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_old_records_and_trajectories_migrate_to_the_one_form(postgres, transactional_db):  # type: ignore[no-untyped-def]
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
-    try:
-        executor.migrate(BEFORE)
-        apps = executor.loader.project_state(BEFORE).apps
+    with migrated_back(BEFORE) as migration:
+        apps = migration.apps
         Project = apps.get_model("traces", "Project")
         Upload = apps.get_model("traces", "Upload")
         Trace = apps.get_model("traces", "Trace")
@@ -73,8 +70,7 @@ def test_old_records_and_trajectories_migrate_to_the_one_form(postgres, transact
             guarded_trajectory=[twin],
             guarded_from=2,
         )
-        executor = MigrationExecutor(connection)
-        executor.migrate(latest)
+        migration.forward()
         from auditor.models import AuditResult as Result
 
         got = {r.pk: r for r in Result.objects.all()}
@@ -86,5 +82,3 @@ def test_old_records_and_trajectories_migrate_to_the_one_form(postgres, transact
         assert got[named.pk].full_trajectory() == whole
         assert got[inline.pk].full_trajectory() == [*events[:2], twin]
         assert got[missing.pk].full_trajectory() is None
-    finally:
-        MigrationExecutor(connection).migrate(latest)

@@ -5,8 +5,8 @@ recognised as the upload it was."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrating import migrated_back
 
 BEFORE = [("traces", "0013_otlp_span_buffer")]
 
@@ -14,11 +14,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_existing_traces_get_their_run_part_and_old_uploads_stay_no_ops(postgres, transactional_db):  # type: ignore[no-untyped-def]
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
-    try:
-        executor.migrate(BEFORE)
-        apps = executor.loader.project_state(BEFORE).apps
+    with migrated_back(BEFORE) as migration:
+        apps = migration.apps
         Project = apps.get_model("traces", "Project")
         Upload = apps.get_model("traces", "Upload")
         Trace = apps.get_model("traces", "Trace")
@@ -37,8 +34,7 @@ def test_existing_traces_get_their_run_part_and_old_uploads_stay_no_ops(postgres
         )
         for tid in ("repair:reflexion/gpt-4:T/1", "repair:T/2"):
             Trace.objects.create(project=project, upload=up, external_id=tid)
-        executor = MigrationExecutor(connection)
-        executor.migrate(latest)
+        migration.forward()
         from traces.models import Project as P
         from traces.models import Trace as T
         from traces.models import Upload as U
@@ -57,5 +53,3 @@ def test_existing_traces_get_their_run_part_and_old_uploads_stay_no_ops(postgres
         assert upload_same_request(project, "h1", "auto", RunSource(model="gpt-4")) == old
         assert upload_same_request(project, "h1", "auto", RunSource(label="b")) is None
         assert upload_same_request(project, "h1", "repair_runs", RunSource()) is None
-    finally:
-        MigrationExecutor(connection).migrate(latest)

@@ -4,18 +4,15 @@ benchmark their traces share (traces.0008_upload_run_source_backfill); trace ids
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrating import migrated_back
 
 BEFORE = [("traces", "0007_upload_run_source")]
 
 
 def test_existing_uploads_get_the_run_their_traces_share(postgres, transactional_db):  # type: ignore[no-untyped-def]
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
-    try:
-        executor.migrate(BEFORE)
-        apps = executor.loader.project_state(BEFORE).apps
+    with migrated_back(BEFORE) as migration:
+        apps = migration.apps
         Project = apps.get_model("traces", "Project")
         Upload = apps.get_model("traces", "Upload")
         Trace = apps.get_model("traces", "Trace")
@@ -44,9 +41,7 @@ def test_existing_uploads_get_the_run_their_traces_share(postgres, transactional
 
         one_run = upload(1, [("ldb", "gpt-4", "mbpp"), ("ldb", "gpt-4", "mbpp")])
         mixed = upload(2, [("ldb", "gpt-4", "mbpp"), ("reflexion", "gpt-3.5", "")])
-        executor = MigrationExecutor(connection)
-        executor.migrate(latest)
-        apps = executor.loader.project_state(latest).apps
+        apps = migration.forward()
         Upload = apps.get_model("traces", "Upload")
         Trace = apps.get_model("traces", "Trace")
         a, b = Upload.objects.get(pk=one_run), Upload.objects.get(pk=mixed)
@@ -59,8 +54,6 @@ def test_existing_uploads_get_the_run_their_traces_share(postgres, transactional
             "repair:T/2-0",
             "repair:T/2-1",
         }
-    finally:
-        MigrationExecutor(connection).migrate(latest)
 
 
 pytestmark = pytest.mark.django_db(transaction=True)
