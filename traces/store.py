@@ -21,6 +21,7 @@ from django.db import IntegrityError, connection, transaction
 
 from traces.collect import Row, TraceState
 from traces.models import Event, Trace, Upload
+from traces.totals import COLUMNS as TOTAL_COLUMNS
 
 _EVENT_COLUMNS = (
     "trace_id",
@@ -108,6 +109,18 @@ def _copy_line(pk: int, row: Row) -> bytes:
         payload = payload.replace(b"\\", b"\\\\").replace(b"\t", b"\\t").replace(b"\r", b"\\r")
     turn_text = "\\N" if turn is None else turn
     return f"{pk}\t{seq}\t{line}\t{turn_text}\t{text}\t".encode() + payload + b"\n"
+
+
+def _write_totals(states: list[TraceState]) -> None:
+    """Store the duration, tokens and cost of the traces that have any (traces.totals). Once at
+    the end: a trace's events may span many chunks, so its row is written before they are all
+    seen. Traces without any of these fields cost nothing here."""
+    rows = []
+    for st in states:
+        assert st.totals is not None
+        rows.append(Trace(pk=st.pk, **st.totals.fields()))
+    if rows:
+        Trace.objects.bulk_update(rows, list(TOTAL_COLUMNS), batch_size=500)
 
 
 class ChunkedStore:
@@ -285,6 +298,7 @@ class ChunkedStore:
             late = [st for st in accepted if st.header_late]
             for st in late:
                 Trace.objects.filter(pk=st.pk).update(**trace_fields(st.header, self.upload))
+            _write_totals([st for st in accepted if st.totals is not None])
             with connection.cursor() as cur:
                 cur.execute(
                     f"UPDATE {Trace._meta.db_table} SET event_count = ("
