@@ -13,6 +13,11 @@ Langfuse Python SDK emits (its observations are OTel spans). One v1 trace per OT
   the span's call id (`tool_call.id`, `gen_ai.tool.call.id`), else of the oldest pending call of
   that tool name; a tool span no LLM span asked for becomes a call and its result. Status ERROR →
   `status: error`.
+- **Timing, tokens, cost**: the header spans the trace (`ts` = first span start, `end_ts` = last
+  span end, `duration_ms`); an LLM span's first output event carries its start, end, duration,
+  `usage` (`llm.token_count.prompt` / `completion` / `total`, `gen_ai.usage.input_tokens` /
+  `output_tokens`, Langfuse `usage_details`) and `cost_usd` (`llm.cost.total`, Langfuse
+  `cost_details`); a tool result carries its TOOL span's times.
 - Other spans (AGENT, CHAIN, RETRIEVER, …) add no events. **The trace tree is kept** in the
   header's `meta.otel.spans` (id, parent, name, kind, times, status, attributes not mapped), and
   every event names its span in `meta.span_id`.
@@ -29,6 +34,7 @@ import orjson
 
 from ._common import Trace, parse_arguments, record_events
 from ._otlp_read import Span, read_spans
+from ._timing import amount, count, from_unix_nano, put_timing
 from .base import ImportReport, SourceEvent
 
 _SNIFF = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
@@ -46,6 +52,67 @@ MAPPED_PREFIXES = (
     "langfuse.observation.output",
     "llm.tools.",
 )
+# Token counts and cost of an LLM span, by v1 name: the first attribute present wins.
+USAGE_ATTRS = {
+    "input_tokens": (
+        "llm.token_count.prompt",
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.prompt_tokens",
+    ),
+    "output_tokens": (
+        "llm.token_count.completion",
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+    ),
+    "total_tokens": ("llm.token_count.total", "gen_ai.usage.total_tokens"),
+}
+LANGFUSE_USAGE = "langfuse.observation.usage_details"
+LANGFUSE_COST = "langfuse.observation.cost_details"
+COST_ATTRS = ("llm.cost.total", "gen_ai.usage.cost")
+# What `span_usage` reads off an LLM span (so the span tree in meta does not repeat them).
+USAGE_KEYS = frozenset(
+    {k for keys in USAGE_ATTRS.values() for k in keys}
+    | {LANGFUSE_USAGE, LANGFUSE_COST, *COST_ATTRS, "llm.cost.prompt", "llm.cost.completion"}
+)
+
+
+def span_usage(span: Span) -> tuple[dict | None, float | None]:
+    """(v1 usage, cost in USD) an LLM span records; None for what it does not."""
+    attrs = span.attrs
+    usage: dict[str, int] = {}
+    for name, keys in USAGE_ATTRS.items():
+        found = next((count(attrs[k]) for k in keys if count(attrs.get(k)) is not None), None)
+        if found is not None:
+            usage[name] = found
+    details = _json(attrs.get(LANGFUSE_USAGE))
+    if not usage and isinstance(details, dict):
+        for name, key in (
+            ("input_tokens", "input"),
+            ("output_tokens", "output"),
+            ("total_tokens", "total"),
+        ):
+            found = count(details.get(key))
+            if found is not None:
+                usage[name] = found
+    cost = next((amount(attrs[k]) for k in COST_ATTRS if amount(attrs.get(k)) is not None), None)
+    if cost is None:
+        parts = [amount(attrs.get(k)) for k in ("llm.cost.prompt", "llm.cost.completion")]
+        if all(p is not None for p in parts):
+            cost = sum(p for p in parts if p is not None)
+    costs = _json(attrs.get(LANGFUSE_COST))
+    if cost is None and isinstance(costs, dict):
+        cost = amount(costs.get("total"))
+        if cost is None and costs and all(amount(v) is not None for v in costs.values()):
+            cost = sum(costs.values())
+    return usage or None, cost
+
+
+def span_times(start: int, end: int) -> dict:
+    """`ts`, `end_ts` and `duration_ms` from a span's unix-nano times (a 0 is no time)."""
+    out: dict = {"ts": from_unix_nano(start), "end_ts": from_unix_nano(end)}
+    if start > 0 and end >= start:
+        out["duration_ms"] = (end - start) / 1e6
+    return out
 
 
 def span_kind(attrs: dict) -> str:
@@ -199,6 +266,10 @@ class _Builder:
             tools=self.tools(llm),
             outcome={"success": False if root.error else None, "reward": None},
         )
+        starts = [s.start for s in spans if s.start > 0]
+        ends = [s.end for s in spans if s.end > 0]
+        if starts and ends:
+            put_timing(trace, header, **span_times(min(starts), max(ends)))
         tree = []
         trace.turn = 0
         for span in spans:
@@ -217,7 +288,11 @@ class _Builder:
         }
 
     def node(self, span: Span, kind: str, seqs: list[int]) -> dict:
-        rest = {k: v for k, v in span.attrs.items() if not k.startswith(MAPPED_PREFIXES)}
+        rest = {
+            k: v
+            for k, v in span.attrs.items()
+            if not k.startswith(MAPPED_PREFIXES) and not (kind == "LLM" and k in USAGE_KEYS)
+        }
         for key in rest:
             self.trace.report.note_unmapped(f"span attribute {key}", "")
         return {
@@ -265,8 +340,13 @@ class _Builder:
             if counts[role] <= self.seen[role]:
                 continue  # history this trace already has
             self.message(span, role, msg)
+        first = len(self.trace.events)
         for msg in messages(span, "output"):
             self.message(span, "assistant", msg)
+        outputs = self.trace.events[first:]
+        if outputs:
+            usage, cost = span_usage(span)
+            put_timing(self.trace, outputs[0], **span_times(span.start, span.end), usage=usage, cost_usd=cost)
 
     def message(self, span: Span, role: str, msg: dict) -> None:
         trace = self.trace
@@ -327,13 +407,15 @@ class _Builder:
         self.pending.remove(match)
         text = _text(content)
         status = "error" if error or text.startswith("Error") else "ok"
-        self.trace.add(
+        event = self.trace.add(
             "tool_result",
             call_id=match[0],
             status=status,
             content=text,
             meta={"span_id": span.span_id},
         )
+        if span_kind(span.attrs) == "TOOL":
+            put_timing(self.trace, event, **span_times(span.start, span.end))
         return True
 
 
