@@ -29,6 +29,7 @@ def message_timing(trace: Trace, events: list[dict], msg: dict) -> None:
             source=_TIMING_SOURCE,
         )
 
+
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 # Per-message timing, tokens and cost (τ²-bench; OpenAI-style exports that keep `usage`).
 TIMING_KEYS = frozenset({"timestamp", "cost", "usage"})

@@ -346,7 +346,13 @@ class _Builder:
         outputs = self.trace.events[first:]
         if outputs:
             usage, cost = span_usage(span)
-            put_timing(self.trace, outputs[0], **span_times(span.start, span.end), usage=usage, cost_usd=cost)
+            put_timing(
+                self.trace,
+                outputs[0],
+                **span_times(span.start, span.end),
+                usage=usage,
+                cost_usd=cost,
+            )
 
     def message(self, span: Span, role: str, msg: dict) -> None:
         trace = self.trace

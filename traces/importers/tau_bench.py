@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 from ._chat import convert_messages
-from ._timing import amount, put_timing
 from ._common import (
     Trace,
     read_json_document,
@@ -29,6 +28,7 @@ from ._common import (
     stream_name,
     success_from_reward,
 )
+from ._timing import amount, put_timing
 from .base import ImportReport, SourceEvent
 
 TAU_RECORD_KEYS = frozenset({"task_id", "trial", "reward", "info", "traj"})
@@ -340,9 +340,7 @@ def _tau2_timing(trace: Trace, header: dict, sim: dict) -> None:
         ts=sim.get("start_time"),
         end_ts=sim.get("end_time"),
         duration_ms=duration * 1000 if duration is not None else sim.get("duration"),
-        cost_usd=sum(v for v in usable if v is not None)
-        if costs and None not in usable
-        else None,
+        cost_usd=sum(v for v in usable if v is not None) if costs and None not in usable else None,
         source={"ts": "start_time", "end_ts": "end_time", "duration_ms": "duration"},
     )
     if costs:
