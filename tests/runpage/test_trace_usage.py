@@ -54,11 +54,12 @@ def test_sums_per_model_over_the_traces_that_record_them(run):
     assert set(rows) == {"xai/grok-3", "m-1"}
     grok = rows["xai/grok-3"]
     traces = Trace.objects.filter(project=run.project, model="xai/grok-3")
-    assert grok["traces"] == traces.count() == 10
+    n = traces.count()
+    assert grok["traces"] == n > 0
     cost = sum(t.cost_usd for t in traces)
     assert grok["cost_usd"]["total"] == pytest.approx(cost)
-    assert grok["cost_usd"]["mean"] == pytest.approx(cost / 10)
-    assert grok["cost_usd"]["missing"] == 0 and grok["duration_ms"]["known"] == 10
+    assert grok["cost_usd"]["mean"] == pytest.approx(cost / n)
+    assert grok["cost_usd"]["missing"] == 0 and grok["duration_ms"]["known"] == n
     assert grok["total_tokens"]["total"] == sum(t.total_tokens for t in traces)
     m1 = rows["m-1"]
     assert m1["traces"] == 3
