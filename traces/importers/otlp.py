@@ -34,7 +34,8 @@ import orjson
 
 from ._common import Trace, parse_arguments, record_events
 from ._otlp_read import Span, read_spans
-from ._timing import amount, count, from_unix_nano, put_timing
+from ._otlp_usage import USAGE_KEYS, json_text, span_times, span_usage
+from ._timing import put_timing
 from .base import ImportReport, SourceEvent
 
 _SNIFF = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
@@ -52,67 +53,6 @@ MAPPED_PREFIXES = (
     "langfuse.observation.output",
     "llm.tools.",
 )
-# Token counts and cost of an LLM span, by v1 name: the first attribute present wins.
-USAGE_ATTRS = {
-    "input_tokens": (
-        "llm.token_count.prompt",
-        "gen_ai.usage.input_tokens",
-        "gen_ai.usage.prompt_tokens",
-    ),
-    "output_tokens": (
-        "llm.token_count.completion",
-        "gen_ai.usage.output_tokens",
-        "gen_ai.usage.completion_tokens",
-    ),
-    "total_tokens": ("llm.token_count.total", "gen_ai.usage.total_tokens"),
-}
-LANGFUSE_USAGE = "langfuse.observation.usage_details"
-LANGFUSE_COST = "langfuse.observation.cost_details"
-COST_ATTRS = ("llm.cost.total", "gen_ai.usage.cost")
-# What `span_usage` reads off an LLM span (so the span tree in meta does not repeat them).
-USAGE_KEYS = frozenset(
-    {k for keys in USAGE_ATTRS.values() for k in keys}
-    | {LANGFUSE_USAGE, LANGFUSE_COST, *COST_ATTRS, "llm.cost.prompt", "llm.cost.completion"}
-)
-
-
-def span_usage(span: Span) -> tuple[dict | None, float | None]:
-    """(v1 usage, cost in USD) an LLM span records; None for what it does not."""
-    attrs = span.attrs
-    usage: dict[str, int] = {}
-    for name, keys in USAGE_ATTRS.items():
-        found = next((count(attrs[k]) for k in keys if count(attrs.get(k)) is not None), None)
-        if found is not None:
-            usage[name] = found
-    details = _json(attrs.get(LANGFUSE_USAGE))
-    if not usage and isinstance(details, dict):
-        for name, key in (
-            ("input_tokens", "input"),
-            ("output_tokens", "output"),
-            ("total_tokens", "total"),
-        ):
-            found = count(details.get(key))
-            if found is not None:
-                usage[name] = found
-    cost = next((amount(attrs[k]) for k in COST_ATTRS if amount(attrs.get(k)) is not None), None)
-    if cost is None:
-        parts = [amount(attrs.get(k)) for k in ("llm.cost.prompt", "llm.cost.completion")]
-        if all(p is not None for p in parts):
-            cost = sum(p for p in parts if p is not None)
-    costs = _json(attrs.get(LANGFUSE_COST))
-    if cost is None and isinstance(costs, dict):
-        cost = amount(costs.get("total"))
-        if cost is None and costs and all(amount(v) is not None for v in costs.values()):
-            cost = sum(costs.values())
-    return usage or None, cost
-
-
-def span_times(start: int, end: int) -> dict:
-    """`ts`, `end_ts` and `duration_ms` from a span's unix-nano times (a 0 is no time)."""
-    out: dict = {"ts": from_unix_nano(start), "end_ts": from_unix_nano(end)}
-    if start > 0 and end >= start:
-        out["duration_ms"] = (end - start) / 1e6
-    return out
 
 
 def span_kind(attrs: dict) -> str:
@@ -131,15 +71,6 @@ def span_kind(attrs: dict) -> str:
 def _role(value: Any, default: str) -> str:
     """A message role as a string (anything else, e.g. a mangled attribute, is the default)."""
     return value if isinstance(value, str) and value else default
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
 
 
 def _text(value: Any) -> str:
@@ -193,7 +124,7 @@ def messages(span: Span, which: str) -> list[dict]:
             {**m, "tool_calls": [m["tool_calls"][k] for k in sorted(m["tool_calls"])]}
             for _, m in sorted(found.items())
         ]
-    raw = _json(span.attrs.get(f"langfuse.observation.{which}"))
+    raw = json_text(span.attrs.get(f"langfuse.observation.{which}"))
     default = "user" if which == "input" else "assistant"
     if raw is None:
         raw = span.attrs.get(f"{which}.value")
@@ -258,7 +189,7 @@ class _Builder:
                 "benchmark": None,
                 "category": None,
                 "name": root.name,
-                "input": _json(
+                "input": json_text(
                     root.attrs.get("input.value", root.attrs.get("langfuse.observation.input"))
                 ),
             },
@@ -313,7 +244,7 @@ class _Builder:
         for span in llm:
             for key, value in span.attrs.items():
                 if key.startswith("llm.tools.") and key.endswith(".tool.json_schema"):
-                    schema = _json(value)
+                    schema = json_text(value)
                     fn = schema.get("function", schema) if isinstance(schema, dict) else {}
                     if isinstance(fn, dict) and isinstance(fn.get("name"), str):
                         out.setdefault(
