@@ -48,6 +48,7 @@ class TraceState:
     header_late: bool = False  # the header arrived after the Trace row was written
     rejected: bool = False
     totals: TraceTotals | None = None  # created by the first event with timing, tokens or cost
+    totals_stored_at: int = -1  # `count` when the Trace row got its totals (-1: never)
 
 
 # (state, seq, type, turn, role, name, call_id, status, line, payload)

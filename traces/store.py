@@ -111,14 +111,23 @@ def _copy_line(pk: int, row: Row) -> bytes:
     return f"{pk}\t{seq}\t{line}\t{turn_text}\t{text}\t".encode() + payload + b"\n"
 
 
+def _totals_now(st: TraceState) -> dict:
+    """The duration, tokens and cost of the trace's events so far (traces.totals), for its
+    Trace row; remembers how many events they cover."""
+    if st.totals is None:
+        return {}
+    st.totals_stored_at = st.count
+    return st.totals.fields()
+
+
 def _write_totals(states: list[TraceState]) -> None:
-    """Store the duration, tokens and cost of the traces that have any (traces.totals). Once at
-    the end: a trace's events may span many chunks, so its row is written before they are all
-    seen. Traces without any of these fields cost nothing here."""
+    """Update the totals of traces whose events went on after their row was written (a trace
+    whose events span chunks). Most traces end within the chunk that starts them, and their
+    row is inserted with its totals: this touches only the others."""
     rows = []
     for st in states:
-        assert st.totals is not None
-        rows.append(Trace(pk=st.pk, **st.totals.fields()))
+        if st.totals is not None and st.totals_stored_at != st.count:
+            rows.append(Trace(pk=st.pk, **_totals_now(st)))
     if rows:
         Trace.objects.bulk_update(rows, list(TOTAL_COLUMNS), batch_size=500)
 
@@ -282,6 +291,7 @@ class ChunkedStore:
             external_id=st.trace_id,
             run_source=self.run_source_of(st.trace_id),
             **trace_fields(st.header, self.upload),
+            **_totals_now(st),
         )
 
     # -- the end ------------------------------------------------------------------------
@@ -298,7 +308,7 @@ class ChunkedStore:
             late = [st for st in accepted if st.header_late]
             for st in late:
                 Trace.objects.filter(pk=st.pk).update(**trace_fields(st.header, self.upload))
-            _write_totals([st for st in accepted if st.totals is not None])
+            _write_totals(accepted)
             with connection.cursor() as cur:
                 cur.execute(
                     f"UPDATE {Trace._meta.db_table} SET event_count = ("
