@@ -1,9 +1,9 @@
 """A trace's duration, tokens and cost, from the optional timing fields of its events.
 
-Pure Python (no database): ingest feeds every accepted event to a `TraceTotals` while the file
-streams past, and the backfill feeds it the stored payloads. What the trace columns hold
-(`Trace.started_at`, `duration_ms`, `input_tokens`, `output_tokens`, `total_tokens`,
-`cost_usd`):
+Pure Python (no database): ingest feeds each accepted event that has any of these fields to a
+`TraceTotals` while the file streams past, and the backfill feeds it the stored payloads. What
+the trace columns hold (`Trace.started_at`, `duration_ms`, `input_tokens`, `output_tokens`,
+`total_tokens`, `cost_usd`):
 
 - **The header wins.** A header's `duration_ms`, `usage` counts and `cost_usd` state the whole
   trace's figures (an importer puts them there when the source gives per-trace totals only, or
