@@ -7,8 +7,9 @@ the trace columns hold (`Trace.started_at`, `duration_ms`, `input_tokens`, `outp
 
 - **The header wins.** A header's `duration_ms`, `usage` counts and `cost_usd` state the whole
   trace's figures (an importer puts them there when the source gives per-trace totals only, or
-  gives totals that per-event figures do not add up to); per figure, what the header states is
-  used as it is.
+  gives totals that per-event figures do not add up to): duration, cost and the token counts
+  (as one set, so input and output stay from one source) are each the header's when it states
+  them.
 - **Else the events add up.** Tokens and cost are the sums over every event that gives them.
   `total_tokens` is an event's own `usage.total_tokens`, else its input plus output tokens.
 - **Duration** is the wall-clock span from the earliest `ts` to the latest end (`end_ts`, else
