@@ -107,6 +107,8 @@ def test_schema_constants_match_the_validator() -> None:
     props = SCHEMA["properties"]
     defs = SCHEMA["$defs"]
     assert props["ts"]["pattern"] == validate._RFC3339.pattern
+    assert props["end_ts"]["pattern"] == validate._RFC3339.pattern
+    assert tuple(props["usage"]["properties"]) == validate.USAGE_KEYS
     assert props["trace_id"]["maxLength"] == validate.MAX_ID_LENGTH
     assert tuple(defs["message"]["properties"]["role"]["enum"]) == validate.ROLES
     feedback = defs["message"]["properties"]["feedback"]["properties"]
@@ -261,9 +263,18 @@ TYPE_FIELDS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         },
     ),
 }
+non_negative = st.integers(min_value=0) | st.floats(min_value=0, allow_infinity=False)
+usage = _obj(
+    {},
+    {"input_tokens": count, "output_tokens": count, "total_tokens": count, "cached": json_value},
+)
 COMMON_OPTIONAL = {
     "seq": count,
     "ts": ts,
+    "end_ts": ts,
+    "duration_ms": non_negative,
+    "cost_usd": non_negative,
+    "usage": usage,
     "turn": count,
     "labels": json_object,
     "meta": json_object,
@@ -343,6 +354,13 @@ KNOWN_FIELDS = sorted(
         "type",
         "seq",
         "ts",
+        "end_ts",
+        "duration_ms",
+        "cost_usd",
+        "usage",
+        "input_tokens",
+        "output_tokens",
+        "total_tokens",
         "turn",
         "labels",
         "meta",
@@ -570,6 +588,43 @@ def test_rejects_negative_turn() -> None:
 )
 def test_rejects_timestamp_that_is_not_rfc3339(ts: Any) -> None:
     rejects_at({**BASE, "type": "x", "ts": ts}, "$.ts")
+
+
+def test_accepts_timing_tokens_and_cost_on_any_event() -> None:
+    event = {
+        **BASE,
+        "type": "message",
+        "role": "assistant",
+        "content": "hi",
+        "ts": "2026-01-31T12:00:00Z",
+        "end_ts": "2026-01-31T12:00:01.5Z",
+        "duration_ms": 1500,
+        "usage": {"input_tokens": 385, "output_tokens": 66, "total_tokens": 451, "cached": 0},
+        "cost_usd": 0.002145,
+    }
+    assert validate_event(event) == []
+    assert validate.validate_event_fully(event) == []
+    assert VALIDATOR.is_valid(event)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "path", "message"),
+    [
+        ("end_ts", "2026-01-31T12:00:00", "$.end_ts", "RFC 3339"),
+        ("duration_ms", -1, "$.duration_ms", "expected a number >= 0, found an integer -1"),
+        ("duration_ms", "12", "$.duration_ms", 'expected a number, found a string "12"'),
+        ("cost_usd", -0.01, "$.cost_usd", "expected a number >= 0, found a number -0.01"),
+        ("cost_usd", True, "$.cost_usd", "expected a number, found a boolean"),
+        ("usage", 451, "$.usage", "expected an object, found an integer 451"),
+        ("usage", {"input_tokens": -3}, "$.usage.input_tokens", "an integer >= 0"),
+        ("usage", {"output_tokens": 6.5}, "$.usage.output_tokens", "expected an integer"),
+        ("usage", {"total_tokens": "9"}, "$.usage.total_tokens", "expected an integer"),
+    ],
+)
+def test_rejects_bad_timing_tokens_or_cost(field: str, value: Any, path: str, message: str) -> None:
+    event = {**BASE, "type": "tool_result", "status": "ok", field: value}
+    rejects_at(event, path)
+    assert any(p == path and message in m for p, m in validate_event(event)), validate_event(event)
 
 
 def test_rejects_message_with_unknown_role() -> None:

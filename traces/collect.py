@@ -13,9 +13,13 @@ import re
 from dataclasses import dataclass
 
 from traces.reader import LineError
+from traces.totals import TraceTotals
 
 # Finds a trace id in a line that is not valid JSON, so its trace can still be rejected whole.
 _TRACE_ID_IN_RAW = re.compile(rb'"trace_id"\s*:\s*"((?:[^"\\]|\\.){1,255})"')
+
+# The fields besides `ts` that give a trace a duration, tokens or cost (traces.totals).
+_NO_TIMING = frozenset({"end_ts", "duration_ms", "usage", "cost_usd"})
 
 # Hot-column widths (traces.models.Event); the payload always keeps the full value.
 _WIDTH = {"type": 40, "role": 20, "name": 200, "call_id": 200, "status": 20}
@@ -43,6 +47,8 @@ class TraceState:
     header_line: int = 0
     header_late: bool = False  # the header arrived after the Trace row was written
     rejected: bool = False
+    totals: TraceTotals | None = None  # created by the first event with timing, tokens or cost
+    totals_stored_at: int = -1  # `count` when the Trace row got its totals (-1: never)
 
 
 # (state, seq, type, turn, role, name, call_id, status, line, payload)
@@ -148,6 +154,10 @@ class Collector:
             st.header, st.header_seq, st.header_line = event, seq, line
             st.header_late = st.row_written
         st.count += 1
+        if "ts" in event or not _NO_TIMING.isdisjoint(event):
+            if st.totals is None:
+                st.totals = TraceTotals()
+            st.totals.add(event)
         turn = event.get("turn")
         if etype == "message":
             role, name, status = _text(event, "role"), "", ""

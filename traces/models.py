@@ -294,6 +294,14 @@ class Trace(models.Model):
     header = models.JSONField(default=dict, blank=True)
     event_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Timing, tokens and cost from the events' optional fields (traces.totals says how);
+    # null where the source gives none, never 0.
+    started_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.FloatField(null=True, blank=True)
+    input_tokens = models.BigIntegerField(null=True, blank=True)
+    output_tokens = models.BigIntegerField(null=True, blank=True)
+    total_tokens = models.BigIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -108,6 +108,12 @@ class TraceSerializer(serializers.ModelSerializer):
             "outcome_success",
             "outcome_reward",
             "event_count",
+            "started_at",
+            "duration_ms",
+            "input_tokens",
+            "output_tokens",
+            "total_tokens",
+            "cost_usd",
             "header",
             "created_at",
         ]

@@ -21,6 +21,7 @@ from django.db import IntegrityError, connection, transaction
 
 from traces.collect import Row, TraceState
 from traces.models import Event, Trace, Upload
+from traces.totals import COLUMNS as TOTAL_COLUMNS
 
 _EVENT_COLUMNS = (
     "trace_id",
@@ -108,6 +109,27 @@ def _copy_line(pk: int, row: Row) -> bytes:
         payload = payload.replace(b"\\", b"\\\\").replace(b"\t", b"\\t").replace(b"\r", b"\\r")
     turn_text = "\\N" if turn is None else turn
     return f"{pk}\t{seq}\t{line}\t{turn_text}\t{text}\t".encode() + payload + b"\n"
+
+
+def _totals_now(st: TraceState) -> dict:
+    """The duration, tokens and cost of the trace's events so far (traces.totals), for its
+    Trace row; remembers how many events they cover."""
+    if st.totals is None:
+        return {}
+    st.totals_stored_at = st.count
+    return st.totals.fields()
+
+
+def _write_totals(states: list[TraceState]) -> None:
+    """Update the totals of traces whose events went on after their row was written (a trace
+    whose events span chunks). Most traces end within the chunk that starts them, and their
+    row is inserted with its totals: this touches only the others."""
+    rows = []
+    for st in states:
+        if st.totals is not None and st.totals_stored_at != st.count:
+            rows.append(Trace(pk=st.pk, **_totals_now(st)))
+    if rows:
+        Trace.objects.bulk_update(rows, list(TOTAL_COLUMNS), batch_size=500)
 
 
 class ChunkedStore:
@@ -269,6 +291,7 @@ class ChunkedStore:
             external_id=st.trace_id,
             run_source=self.run_source_of(st.trace_id),
             **trace_fields(st.header, self.upload),
+            **_totals_now(st),
         )
 
     # -- the end ------------------------------------------------------------------------
@@ -285,6 +308,7 @@ class ChunkedStore:
             late = [st for st in accepted if st.header_late]
             for st in late:
                 Trace.objects.filter(pk=st.pk).update(**trace_fields(st.header, self.upload))
+            _write_totals(accepted)
             with connection.cursor() as cur:
                 cur.execute(
                     f"UPDATE {Trace._meta.db_table} SET event_count = ("

@@ -40,6 +40,8 @@ ROLES = ("system", "user", "assistant")
 FEEDBACK_KINDS = ("challenge", "bug_report", "hint", "question")
 EVIDENCE_KINDS = ("test", "tool", "citation", "reasoning", "user")
 RESULT_STATUSES = ("ok", "error")
+# Token counts an event's optional `usage` object may give (other keys in it are kept as given).
+USAGE_KEYS = ("input_tokens", "output_tokens", "total_tokens")
 MAX_ID_LENGTH = 255
 
 # RFC 3339 date-time, e.g. 2026-11-30T06:54:24.123Z or +01:00.
@@ -140,6 +142,8 @@ class _Checker:
             return
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             self.fail(f"{path}.{key}", "a number" + (" or null" if nullable else ""), value)
+        elif hi is None and lo is not None and value < lo:
+            self.fail(f"{path}.{key}", f"a number >= {lo:g}", value)
         elif (lo is not None and value < lo) or (hi is not None and value > hi):
             self.fail(f"{path}.{key}", f"a number between {lo} and {hi}", value)
 
@@ -300,6 +304,16 @@ def _check_judgment(c: _Checker, ev: dict) -> None:
     c.string(ev, "judge", "$", nullable=True)
 
 
+def _check_timing(c: _Checker, ev: dict) -> None:
+    """The optional timing and cost fields any event (the header included) may carry."""
+    c.number(ev, "duration_ms", "$", lo=0)
+    c.number(ev, "cost_usd", "$", lo=0)
+    usage = c.obj(ev, "usage", "$")
+    if usage is not None:
+        for key in USAGE_KEYS:
+            c.integer(usage, key, "$.usage", minimum=0)
+
+
 _TYPE_CHECKS = {
     "trace": _check_trace,
     "message": _check_message,
@@ -311,6 +325,18 @@ _TYPE_CHECKS = {
     "check": _check_check,
     "judgment": _check_judgment,
 }
+
+
+def _timestamp(v: Any) -> bool:
+    return type(v) is str and _RFC3339.fullmatch(v) is not None
+
+
+def _non_negative(v: Any) -> bool:
+    return type(v) in (int, float) and v >= 0
+
+
+def _usage(v: Any) -> bool:
+    return type(v) is dict and all(_count(v[k]) for k in USAGE_KEYS if k in v)
 
 
 def _count(v: Any) -> bool:
@@ -336,6 +362,11 @@ _COMMON = {
     "turn": _count,
     "labels": lambda v: type(v) is dict,
     "meta": lambda v: type(v) is dict,
+    "ts": _timestamp,
+    "end_ts": _timestamp,
+    "duration_ms": _non_negative,
+    "cost_usd": _non_negative,
+    "usage": _usage,
 }
 _FAST: dict[str, dict[str, Any]] = {
     "message": {"role": lambda v: v in ROLES, "content": _opt_str},
@@ -446,10 +477,10 @@ def validate_event_fully(ev: Any) -> list[Error]:
         c.fail("$.type", "a non-empty string", etype)
     c.integer(ev, "seq", "$", minimum=0)
     c.integer(ev, "turn", "$", minimum=0)
-    if "ts" in ev:
-        ts = ev["ts"]
-        if not isinstance(ts, str) or not _RFC3339.fullmatch(ts):
-            c.fail("$.ts", "an RFC 3339 timestamp such as 2026-01-31T12:00:00Z", ts)
+    for key in ("ts", "end_ts"):
+        if key in ev and not _timestamp(ev[key]):
+            c.fail(f"$.{key}", "an RFC 3339 timestamp such as 2026-01-31T12:00:00Z", ev[key])
+    _check_timing(c, ev)
     c.obj(ev, "labels", "$")
     c.obj(ev, "meta", "$")
     check = _TYPE_CHECKS.get(etype) if isinstance(etype, str) else None

@@ -17,6 +17,7 @@ from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.stats_display import model_statistics, policy_statistics
+from auditor.runs.trace_usage import trace_usage_per_model
 from policies.data_quality import data_quality_section
 from policies.stats.paper_tables import EVENT_KEYS, ChecklistTable
 from policies.stats.report import PolicyFold
@@ -244,4 +245,6 @@ def audit_run_counts(run: AuditRun) -> dict[str, Any]:
         "data_quality": data_quality_section(run.summary, list(run.policies)),
         "judge": run.judge,
         "model": usage_summary(RunModelUsage.objects.filter(run=run).first()),
+        # what the audited traces themselves took, used and cost, per model
+        "trace_usage": trace_usage_per_model(run),
     }

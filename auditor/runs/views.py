@@ -26,6 +26,7 @@ from auditor.runs.services import (
     audit_run_retry_errors,
 )
 from auditor.runs.stats_display import delta_display
+from auditor.runs.trace_usage import trace_usage_per_model, usage_display
 from auditor.runs.twincheck import twincheck_display
 from common.rendering import render_page_or_fragment
 from common.request_input import BadInput, loads_checked
@@ -156,6 +157,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "model_usage": usage_summary(RunModelUsage.objects.filter(run=run).first()),
             "twincheck": twincheck_display(run) if run.status == AuditRun.Status.DONE else None,
             "data_quality": run_page.data_quality(run) if tables else None,
+            "trace_usage": usage_display(trace_usage_per_model(run)) if tables else None,
         },
         fragment="#status",
     )

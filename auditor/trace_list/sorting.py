@@ -4,7 +4,8 @@ indexed lookup — so a sorted page 1,000 costs what page 1 does, like the defau
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import BigIntegerField, F, FloatField, Q, QuerySet, Value
+from django.db.models.functions import Coalesce
 
 from auditor.trace_list.selectors import PAGE_SIZE
 
@@ -16,6 +17,16 @@ SORTS = {
     "benchmark": "benchmark",
     "category": "category",
     "events": "event_count",
+    "duration": "duration_ms",
+    "tokens": "total_tokens",
+    "cost": "cost_usd",
+}
+# Columns a trace may lack (null): sorted by the value with nulls standing in as past the end in
+# either direction, so the keyset stays one comparison and traces without the figure come last.
+NULLABLE = {
+    "duration_ms": (FloatField(), 1e300),
+    "total_tokens": (BigIntegerField(), 2**62),
+    "cost_usd": (FloatField(), 1e300),
 }
 
 
@@ -37,6 +48,11 @@ def sorted_page(
     qs: QuerySet, *, name: str, desc: bool, after: int | None = None, before: int | None = None
 ) -> dict:
     field = SORTS[name]
+    if field in NULLABLE:
+        output, top = NULLABLE[field]
+        last = Value(-1 if desc else top, output_field=output)
+        qs = qs.annotate(sort_value=Coalesce(F(field), last, output_field=output))
+        field = "sort_value"
     asc_order, desc_order = [field, "id"], [f"-{field}", "-id"]
     order = desc_order if desc else asc_order
     reverse = asc_order if desc else desc_order

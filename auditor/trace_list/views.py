@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from auditor.runs.models import AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.runs.selectors import TRANSITIONS, latest_run
-from auditor.trace_list import selectors
+from auditor.trace_list import selectors, usage_columns
 from auditor.trace_list.sorting import SORTS, parse_sort, sorted_page
 from common.rendering import render_page_or_fragment, wants_fragment
 from policies import POLICIES
@@ -21,6 +21,7 @@ from traces import selectors as trace_selectors
 FILTERS = (
     "run", "policy", "transition", "applied", "actor", "guarded",
     "outcome", "model", "benchmark", "category", "q", "sort",
+    *usage_columns.FILTERS,
 )  # fmt: skip
 TRI = ("success", "failure", "unknown")
 
@@ -51,6 +52,7 @@ def _clean(request: HttpRequest, project, runs) -> tuple[dict[str, str], AuditRu
             f[k] = ""
     if parse_sort(f["sort"]) is None:
         f["sort"] = ""
+    usage_columns.clean(f)
     return f, run
 
 
@@ -74,7 +76,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     # them whole would make this page several times slower).
     runs = AuditRun.objects.filter(project=project).defer("summary")
     f, run = _clean(request, project, runs)
-    qs = selectors.trace_filter_apply(visible, run=run, f=f)
+    qs = usage_columns.apply(selectors.trace_filter_apply(visible, run=run, f=f), f)
     after, before = _int(request.GET.get("after")), _int(request.GET.get("before"))
     sort = parse_sort(f["sort"])
     if sort is None:
@@ -94,6 +96,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
             {
                 "trace": t,
                 "badges": badges.get(t.pk, []),
+                "figures": usage_columns.cells(t),
                 "outcome": shown_outcome(
                     recorded=t.outcome_success,
                     audited=audited.get(t.pk),

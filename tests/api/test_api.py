@@ -141,6 +141,8 @@ def test_traces_and_events_api(api):
     upload_process(upload_id=r.json()["id"])
     [trace] = api.get("/api/traces/").json()
     assert trace["trace_id"] == "a" and trace["event_count"] == 7
+    # the file gives no timing, tokens or cost: null, never 0
+    assert [trace[k] for k in ("duration_ms", "total_tokens", "cost_usd")] == [None] * 3
     events = api.get(f"/api/traces/{trace['id']}/events/").json()
     assert [e["seq"] for e in events] == list(range(7))
     assert events[2]["payload"]["arguments"] == {"path": "/d0"}

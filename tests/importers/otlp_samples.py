@@ -85,6 +85,14 @@ def openinference_spans(cities: tuple[str, ...] = ("Paris", "Atlantis")) -> list
                 llm.set_attributes(_messages(S.LLM_INPUT_MESSAGES, first))
                 answer = {"role": "assistant", "tool_calls": [call]}
                 llm.set_attributes(_messages(S.LLM_OUTPUT_MESSAGES, [answer]))
+                llm.set_attributes(
+                    {
+                        S.LLM_TOKEN_COUNT_PROMPT: 112,
+                        S.LLM_TOKEN_COUNT_COMPLETION: 18,
+                        S.LLM_TOKEN_COUNT_TOTAL: 130,
+                        S.LLM_COST_TOTAL: 0.00046,
+                    }
+                )
             with tracer.start_as_current_span("get_weather") as tool:
                 tool.set_attribute(S.OPENINFERENCE_SPAN_KIND, Kind.TOOL.value)
                 tool.set_attribute(S.TOOL_NAME, "get_weather")
@@ -106,6 +114,8 @@ def openinference_spans(cities: tuple[str, ...] = ("Paris", "Atlantis")) -> list
                 llm.set_attributes(_messages(S.LLM_INPUT_MESSAGES, second))
                 final = {"role": "assistant", "content": f"Here is the weather: {result}"}
                 llm.set_attributes(_messages(S.LLM_OUTPUT_MESSAGES, [final]))
+                # No cost on this call: the trace's cost is the first call's alone.
+                llm.set_attributes({S.LLM_TOKEN_COUNT_PROMPT: 160, S.LLM_TOKEN_COUNT_COMPLETION: 9})
             root.set_attribute(S.OUTPUT_VALUE, final["content"])
     provider.shutdown()
     return list(exporter.get_finished_spans())
@@ -158,7 +168,11 @@ def langfuse_spans(span_exporter: Any = None) -> list:
         with client.start_as_current_observation(
             as_type="generation", name="llm", model="claude-sonnet-4", input=messages
         ) as gen:
-            gen.update(output="It is 18C and sunny in Paris.")
+            gen.update(
+                output="It is 18C and sunny in Paris.",
+                usage_details={"input": 210, "output": 11},
+                cost_details={"input": 0.00063, "output": 0.000165},
+            )
         root.update(output="It is 18C and sunny in Paris.")
     client.shutdown()
     provider.shutdown()

@@ -114,6 +114,10 @@ def test_spans_become_the_traces_a_file_upload_gives(
     assert all(u.status == "done" and u.traces_accepted == 1 for u in uploads)
     got = events_of(project)
     assert len(got) == 2 and got == file_upload(alice, spans)
+    # the spans' times, token counts and cost, summed per trace as a file upload's are
+    for trace in Trace.objects.filter(project=project):
+        assert (trace.total_tokens, trace.cost_usd) == (299, 0.00046)
+        assert trace.duration_ms > 0 and trace.started_at is not None
 
 
 def test_a_retried_request_is_stored_once_and_order_does_not_matter(

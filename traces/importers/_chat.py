@@ -11,10 +11,32 @@ from typing import Any
 
 from ._common import Trace, parse_arguments, require, short
 from ._harness import harness_error
+from ._timing import put_timing
+
+_TIMING_SOURCE = {"ts": "timestamp", "cost_usd": "cost", "usage": "usage"}
+
+
+def message_timing(trace: Trace, events: list[dict], msg: dict) -> None:
+    """A message's timestamp on every event made from it; its tokens and cost on the first only,
+    so a trace's sums count each model call once."""
+    for i, event in enumerate(events):
+        put_timing(
+            trace,
+            event,
+            ts=msg.get("timestamp"),
+            usage=msg.get("usage") if i == 0 else None,
+            cost_usd=msg.get("cost") if i == 0 else None,
+            source=_TIMING_SOURCE,
+        )
+
 
 ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
-MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "function_call"})
-TOOL_MESSAGE_KEYS = frozenset({"role", "content", "tool_call_id", "id", "name", "error"})
+# Per-message timing, tokens and cost (τ²-bench; OpenAI-style exports that keep `usage`).
+TIMING_KEYS = frozenset({"timestamp", "cost", "usage"})
+MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "function_call"}) | TIMING_KEYS
+TOOL_MESSAGE_KEYS = (
+    frozenset({"role", "content", "tool_call_id", "id", "name", "error"}) | TIMING_KEYS
+)
 CALL_KEYS = frozenset({"id", "type", "function", "name", "arguments"})
 
 
@@ -126,6 +148,7 @@ def convert_messages(
             if seen_user:
                 trace.turn += 1
             seen_user = True
+        first = len(trace.events)
         tool_calls = msg.get("tool_calls")
         function_call = msg.get("function_call")
         has_calls = bool(tool_calls) or bool(function_call)
@@ -186,6 +209,7 @@ def convert_messages(
             if extra_target is not None:
                 trace.keep(event, extra_target, MESSAGE_KEYS, "message")
                 extra_target = None
+        message_timing(trace, trace.events[first:], msg)
     pairer.finish()
     return pairer
 
@@ -226,6 +250,7 @@ def _tool_message(
         status = "error"
     event = trace.add("tool_result", call_id="", status=status)
     event["content"] = content if content is not None else ""
+    message_timing(trace, [event], msg)
     source_id = msg.get("tool_call_id", msg.get("id"))
     pairer.result(event, source_id, msg.get("name") if role == "function" else None)
     if role == "function":

@@ -16,6 +16,10 @@ The task (question turns, `initial_config`, `involved_classes`, `missed_function
 `excluded_function`) and ground truth come from the package's data files, joined by `id`; the
 header's tools are the func docs of the involved classes (BFCL types mapped to JSON Schema).
 Malformed function names and argument strings are kept and flagged, never dropped.
+
+`input_token_count`, `output_token_count` and `latency` (seconds), per turn and step, are kept
+as recorded in the header's `meta`; their sums are the header's `usage` and `duration_ms` — the
+time spent in model inference, the only duration BFCL records (tool execution is not timed).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ._common import (
     short,
     stream_name,
 )
+from ._timing import put_timing
 from .base import ImportReport, SourceEvent
 
 CATEGORIES = ("base", "long_context", "miss_func", "miss_param")
@@ -251,6 +256,7 @@ def _record(
         if key in record:
             meta[key] = record[key]
     trace.keep(header, record, RECORD_KEYS | set(META_KEYS), "record")
+    _timing(trace, header, record)
     tool_names: set[str] = set()
     if task is None:
         trace.flag(header, "task_not_found", "task_not_found", True)
@@ -595,3 +601,34 @@ def parse_call_string(text: str) -> tuple[str, dict] | None:
         except TypeError:
             return None
     return name, args
+
+
+def _nested_sum(value: Any) -> float | int | None:
+    """The sum of a number or of nested lists of numbers (BFCL's [turn][step] counts); None when
+    anything in it is not a non-negative number, or there is nothing."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value if value >= 0 else None
+    if not isinstance(value, list) or not value:
+        return None
+    parts = [_nested_sum(v) for v in value]
+    return None if None in parts else sum(p for p in parts if p is not None)
+
+
+def _timing(trace: Trace, header: dict, record: dict) -> None:
+    usage = {}
+    for source, name in (
+        ("input_token_count", "input_tokens"),
+        ("output_token_count", "output_tokens"),
+    ):
+        total = _nested_sum(record.get(source))
+        if total is not None and float(total).is_integer():
+            usage[name] = int(total)
+    latency = _nested_sum(record.get("latency"))
+    put_timing(
+        trace,
+        header,
+        usage=usage or None,
+        duration_ms=latency * 1000 if latency is not None else None,
+    )

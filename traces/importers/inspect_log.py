@@ -8,6 +8,12 @@ One v1 trace per sample and epoch: `inspect:<task>:<sample id>:epoch<n>`. Messag
 message carries a tool error). Scores → `outcome`: the first scorer's value — `C` / `I` (and
 Inspect's other letter values), a boolean, or a number in [0, 1] (success when ≥ 1) — with every
 score in `outcome.details`. A sample that errored keeps the error in the header's `meta`.
+
+Timing, tokens, cost: the header carries the sample's `started_at`, `completed_at`,
+`total_time` and its `model_usage` summed over models (`total_cost` when every model has one);
+`working_time` is kept in `meta.working_time_ms`. Each assistant message carries its model
+call's times, usage and cost (Inspect's `model` events, in order, when there is one per
+assistant message), each tool result its `tool` event's times.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from ._common import Trace, record_events, short
+from ._timing import amount, put_timing
 from .base import ImportReport, SourceEvent
 
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
@@ -146,6 +153,11 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
     if getattr(sample, "metadata", None):
         meta["metadata"] = sample.metadata
     header["meta"] = meta
+    _sample_timing(trace, header, sample)
+    timed = _timed_events(sample)
+    model_calls = timed["model"]
+    if len(model_calls) != sum(1 for m in sample.messages if m.role == "assistant"):
+        model_calls = []  # no one-to-one match: leave the messages untimed rather than guess
     trace.turn = None
     users = 0
     called: set[str] = set()  # the ids of the calls so far: a result must answer one
@@ -157,6 +169,7 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
         if role in ROLES:
             text = msg.text or ""
             calls = getattr(msg, "tool_calls", None) or []
+            first = len(trace.events)
             if text or not calls:
                 trace.add("message", role=role, content=text)
             for call in calls:
@@ -167,6 +180,8 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
                     trace.flag(
                         event, "arguments_not_json_object", "arguments_error", call.parse_error
                     )
+            if role == "assistant" and model_calls and len(trace.events) > first:
+                _model_timing(trace, trace.events[first], model_calls.pop(0))
         elif role == "tool":
             error = getattr(msg, "error", None)
             # A failed tool call has no text: its error message is what the model was shown.
@@ -179,6 +194,14 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
             )
             if error is not None:
                 event["meta"] = {"error": _dump(error)}
+            tool_event = timed["tool"].get(msg.tool_call_id)
+            if tool_event is not None:
+                put_timing(
+                    trace,
+                    event,
+                    ts=_iso(getattr(tool_event, "timestamp", None)),
+                    end_ts=_iso(getattr(tool_event, "completed", None)),
+                )
             if msg.tool_call_id not in called:
                 # No call before it with its id (a call lost with its message's role, say): kept,
                 # and marked as v1 marks a result without its call.
@@ -192,3 +215,68 @@ def _sample(trace: Trace, task: str, model: Any, sample: Any) -> None:
                 f"$.samples[{trace.line - 1}].messages[{i}].role",
                 f"expected system, user, assistant or tool, found {role!r}",
             )
+
+
+def _iso(value: Any) -> str | None:
+    """Inspect gives times as datetimes or as ISO strings, depending on the field."""
+    if value is None:
+        return None
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _usage(usage: Any) -> dict | None:
+    if usage is None:
+        return None
+    return {
+        k: getattr(usage, k)
+        for k in ("input_tokens", "output_tokens", "total_tokens")
+        if getattr(usage, k, None) is not None
+    } or None
+
+
+def _sample_timing(trace: Trace, header: dict, sample: Any) -> None:
+    total_time = amount(getattr(sample, "total_time", None))
+    usages = list((getattr(sample, "model_usage", None) or {}).values())
+    summed: dict[str, int] = {}
+    for usage in usages:
+        for key, value in (_usage(usage) or {}).items():
+            summed[key] = summed.get(key, 0) + value
+    costs = [getattr(u, "total_cost", None) for u in usages]
+    put_timing(
+        trace,
+        header,
+        ts=_iso(getattr(sample, "started_at", None)),
+        end_ts=_iso(getattr(sample, "completed_at", None)),
+        duration_ms=total_time * 1000 if total_time is not None else None,
+        usage=summed or None,
+        cost_usd=sum(costs) if costs and None not in costs else None,
+    )
+    working = amount(getattr(sample, "working_time", None))
+    if working is not None:
+        header["meta"]["working_time_ms"] = working * 1000
+
+
+def _timed_events(sample: Any) -> dict[str, Any]:
+    """The sample's model events in order, and its tool events by call id."""
+    models: list[Any] = []
+    tools: dict[str, Any] = {}
+    for event in getattr(sample, "events", None) or ():
+        kind = getattr(event, "event", None)
+        if kind == "model":
+            models.append(event)
+        elif kind == "tool" and isinstance(getattr(event, "id", None), str):
+            tools[event.id] = event
+    return {"model": models, "tool": tools}
+
+
+def _model_timing(trace: Trace, event: dict, call: Any) -> None:
+    output = getattr(call, "output", None)
+    usage = getattr(output, "usage", None)
+    put_timing(
+        trace,
+        event,
+        ts=_iso(getattr(call, "timestamp", None)),
+        end_ts=_iso(getattr(call, "completed", None)),
+        usage=_usage(usage),
+        cost_usd=getattr(usage, "total_cost", None),
+    )

@@ -14,9 +14,10 @@ from typing import Any, BinaryIO
 
 from ._chat import convert_messages
 from ._common import Trace, convert_jsonl, head_lines, require, short
+from ._timing import put_timing
 from .base import ImportReport, SourceEvent
 
-RECORD_KEYS = frozenset({"messages", "tools", "id", "trace_id", "model"})
+RECORD_KEYS = frozenset({"messages", "tools", "id", "trace_id", "model", "usage"})
 TOOL_KEYS = frozenset({"type", "function"})
 FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
 
@@ -56,6 +57,8 @@ def _convert_record(trace: Trace, record: Any) -> None:
     if record.get("id") is not None:
         header["task"]["id"] = str(record["id"])
     header["tools"] = tools_from_openai(trace, record.get("tools"), "$.tools")
+    # A record-level `usage` (a chat completion's) is the whole conversation's: the header's.
+    put_timing(trace, header, usage=record.get("usage"))
     trace.keep(header, record, RECORD_KEYS, "record")
     if "model" in record and not isinstance(record["model"], str):
         header.setdefault("meta", {})["model"] = record["model"]

@@ -13,6 +13,11 @@ Langfuse Python SDK emits (its observations are OTel spans). One v1 trace per OT
   the span's call id (`tool_call.id`, `gen_ai.tool.call.id`), else of the oldest pending call of
   that tool name; a tool span no LLM span asked for becomes a call and its result. Status ERROR →
   `status: error`.
+- **Timing, tokens, cost**: the header spans the trace (`ts` = first span start, `end_ts` = last
+  span end, `duration_ms`); an LLM span's first output event carries its start, end, duration,
+  `usage` (`llm.token_count.prompt` / `completion` / `total`, `gen_ai.usage.input_tokens` /
+  `output_tokens`, Langfuse `usage_details`) and `cost_usd` (`llm.cost.total`, Langfuse
+  `cost_details`); a tool result carries its TOOL span's times.
 - Other spans (AGENT, CHAIN, RETRIEVER, …) add no events. **The trace tree is kept** in the
   header's `meta.otel.spans` (id, parent, name, kind, times, status, attributes not mapped), and
   every event names its span in `meta.span_id`.
@@ -29,6 +34,8 @@ import orjson
 
 from ._common import Trace, parse_arguments, record_events
 from ._otlp_read import Span, read_spans
+from ._otlp_usage import USAGE_KEYS, json_text, span_times, span_usage
+from ._timing import put_timing
 from .base import ImportReport, SourceEvent
 
 _SNIFF = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
@@ -64,15 +71,6 @@ def span_kind(attrs: dict) -> str:
 def _role(value: Any, default: str) -> str:
     """A message role as a string (anything else, e.g. a mangled attribute, is the default)."""
     return value if isinstance(value, str) and value else default
-
-
-def _json(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
 
 
 def _text(value: Any) -> str:
@@ -126,7 +124,7 @@ def messages(span: Span, which: str) -> list[dict]:
             {**m, "tool_calls": [m["tool_calls"][k] for k in sorted(m["tool_calls"])]}
             for _, m in sorted(found.items())
         ]
-    raw = _json(span.attrs.get(f"langfuse.observation.{which}"))
+    raw = json_text(span.attrs.get(f"langfuse.observation.{which}"))
     default = "user" if which == "input" else "assistant"
     if raw is None:
         raw = span.attrs.get(f"{which}.value")
@@ -191,7 +189,7 @@ class _Builder:
                 "benchmark": None,
                 "category": None,
                 "name": root.name,
-                "input": _json(
+                "input": json_text(
                     root.attrs.get("input.value", root.attrs.get("langfuse.observation.input"))
                 ),
             },
@@ -199,6 +197,10 @@ class _Builder:
             tools=self.tools(llm),
             outcome={"success": False if root.error else None, "reward": None},
         )
+        starts = [s.start for s in spans if s.start > 0]
+        ends = [s.end for s in spans if s.end > 0]
+        if starts and ends:
+            put_timing(trace, header, **span_times(min(starts), max(ends)))
         tree = []
         trace.turn = 0
         for span in spans:
@@ -217,7 +219,11 @@ class _Builder:
         }
 
     def node(self, span: Span, kind: str, seqs: list[int]) -> dict:
-        rest = {k: v for k, v in span.attrs.items() if not k.startswith(MAPPED_PREFIXES)}
+        rest = {
+            k: v
+            for k, v in span.attrs.items()
+            if not k.startswith(MAPPED_PREFIXES) and not (kind == "LLM" and k in USAGE_KEYS)
+        }
         for key in rest:
             self.trace.report.note_unmapped(f"span attribute {key}", "")
         return {
@@ -238,7 +244,7 @@ class _Builder:
         for span in llm:
             for key, value in span.attrs.items():
                 if key.startswith("llm.tools.") and key.endswith(".tool.json_schema"):
-                    schema = _json(value)
+                    schema = json_text(value)
                     fn = schema.get("function", schema) if isinstance(schema, dict) else {}
                     if isinstance(fn, dict) and isinstance(fn.get("name"), str):
                         out.setdefault(
@@ -265,8 +271,19 @@ class _Builder:
             if counts[role] <= self.seen[role]:
                 continue  # history this trace already has
             self.message(span, role, msg)
+        first = len(self.trace.events)
         for msg in messages(span, "output"):
             self.message(span, "assistant", msg)
+        outputs = self.trace.events[first:]
+        if outputs:
+            usage, cost = span_usage(span)
+            put_timing(
+                self.trace,
+                outputs[0],
+                **span_times(span.start, span.end),
+                usage=usage,
+                cost_usd=cost,
+            )
 
     def message(self, span: Span, role: str, msg: dict) -> None:
         trace = self.trace
@@ -327,13 +344,15 @@ class _Builder:
         self.pending.remove(match)
         text = _text(content)
         status = "error" if error or text.startswith("Error") else "ok"
-        self.trace.add(
+        event = self.trace.add(
             "tool_result",
             call_id=match[0],
             status=status,
             content=text,
             meta={"span_id": span.span_id},
         )
+        if span_kind(span.attrs) == "TOOL":
+            put_timing(self.trace, event, **span_times(span.start, span.end))
         return True
 
 

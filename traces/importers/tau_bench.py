@@ -28,11 +28,15 @@ from ._common import (
     stream_name,
     success_from_reward,
 )
+from ._timing import amount, put_timing
 from .base import ImportReport, SourceEvent
 
 TAU_RECORD_KEYS = frozenset({"task_id", "trial", "reward", "info", "traj"})
 TAU_INFO_KEYS = frozenset({"task", "reward_info"})
-SIM_KEYS = frozenset({"task_id", "trial", "reward_info", "messages"})
+SIM_KEYS = frozenset(
+    {"task_id", "trial", "reward_info", "messages"}
+    | {"start_time", "end_time", "duration", "agent_cost", "user_cost"}
+)
 DOMAINS = ("airline", "retail", "telecom", "mock")
 
 
@@ -306,6 +310,7 @@ def _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc
         header.setdefault("meta", {})["agent_info"] = agent_info
     if doc_extra:
         header.setdefault("meta", {})["document"] = doc_extra
+    _tau2_timing(trace, header, sim)
     trace.keep(header, sim, SIM_KEYS, "simulation")
     policy = env_info.get("policy")
     if isinstance(policy, str):
@@ -320,6 +325,26 @@ def _tau2_sim(trace, sim, path, domain, agent_info, config, env_info, tasks, doc
     convert_messages(trace, sim.get("messages"), f"{path}.messages")
     trace.turn = None
     _tau2_checks(trace, reward_info)
+
+
+def _tau2_timing(trace: Trace, header: dict, sim: dict) -> None:
+    """The simulation's start, end and duration (seconds) on the header, and its cost: the
+    agent's plus the simulated user's, which is what its messages' costs add up to (each half
+    is kept in `meta`)."""
+    duration = amount(sim.get("duration"))
+    costs = {k: sim.get(k) for k in ("agent_cost", "user_cost") if k in sim}
+    usable = [amount(v) for v in costs.values()]
+    put_timing(
+        trace,
+        header,
+        ts=sim.get("start_time"),
+        end_ts=sim.get("end_time"),
+        duration_ms=duration * 1000 if duration is not None else sim.get("duration"),
+        cost_usd=sum(v for v in usable if v is not None) if costs and None not in usable else None,
+        source={"ts": "start_time", "end_ts": "end_time", "duration_ms": "duration"},
+    )
+    if costs:
+        header.setdefault("meta", {}).update(costs)
 
 
 def _tau2_checks(trace: Trace, reward_info: dict) -> None:
