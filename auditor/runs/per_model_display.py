@@ -9,6 +9,7 @@ dark mode."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,10 +30,22 @@ ROW_PX = 26
 MARGIN_PX = 90
 
 
+#: Where a name may wrap: after each separator of its words (`multi_turn_miss_param`,
+#: `openai/gpt-oss-20b`), so that a narrow column wraps between words, never inside one.
+_BREAK_AFTER = re.compile(r"(?<=[_/.:-])(?=.)")
+
+
+def name_parts(name: str) -> list[str]:
+    """``name`` cut after each word separator; the template puts a <wbr> after each part (the
+    parts themselves are escaped like any text)."""
+    return _BREAK_AFTER.split(name)
+
+
 def _group(name: str, part: Mapping[str, Any], link: Callable[..., str]) -> dict[str, Any]:
     overall = part.get("overall") or {}
     return {
         "name": name,
+        "name_parts": name_parts(name),
         "summary": part,
         "overall": overall,
         "d": delta_display(overall),
@@ -41,6 +54,7 @@ def _group(name: str, part: Mapping[str, Any], link: Callable[..., str]) -> dict
             {
                 "category": c,
                 **row,
+                "name_parts": name_parts(c),
                 "d": delta_display(row),
                 "link": link(category=c),
             }
@@ -77,7 +91,14 @@ def model_differences(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
             significance = "sig-pos" if ci[0] > 0 else "sig-neg"
         else:
             significance = "nonsig"
-        out.append({**d, "significance": significance})
+        out.append(
+            {
+                **d,
+                "significance": significance,
+                "a_parts": name_parts(str(d.get("a") or "")),
+                "b_parts": name_parts(str(d.get("b") or "")),
+            }
+        )
     return out
 
 

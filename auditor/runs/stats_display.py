@@ -10,7 +10,9 @@ run's summary. Rules, all of them consequences of "never hide an unknown":
 - a degenerate interval (low = high, e.g. [0, 0]) is never shown while unknowns exist — not
   even from a summary stored before the policies computed bounds;
 - the colour follows whether the headline interval excludes 0, not Δ's sign;
-- success counts are "known successes of known n", each over its own known outcomes; the
+- success counts are "known successes of known n", each over its own known outcomes, but for
+  the actor's over all traces (``actor_all``: not-applicable ones included, unknown outcomes
+  counted as not successes and shown as unknown), which is the benchmark's own score; the
   rates compared side by side (actor % beside guarded %) are over one set, the pairs whose two
   outcomes are known (``paired``), never each over its own.
 """
@@ -43,6 +45,22 @@ def _counts(c: Any, fallback_rate: Any) -> dict[str, Any]:
             "text": f"{c.get('successes')} of {c.get('known')} known",
         }
     return {"successes": None, "known": None, "n": None, "rate": fallback_rate, "text": None}
+
+
+def _all_counts(c: Any) -> dict[str, Any] | None:
+    """The actor's successes over all the traces, not-applicable ones included (the benchmark's
+    own score: "260 of 600"), with how many of them have no recorded outcome; None from a
+    summary without them."""
+    if not isinstance(c, Mapping) or "n" not in c:
+        return None
+    n, k, known = c.get("n") or 0, c.get("successes") or 0, c.get("known") or 0
+    return {
+        "successes": k,
+        "n": n,
+        "unknown": n - known,
+        "rate": k / n if n else None,
+        "text": f"{k} of {n} ({100 * k / n:.1f} %)" if n else "0 of 0",
+    }
 
 
 def _paired(p: Any) -> dict[str, Any] | None:
@@ -106,6 +124,7 @@ def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
         "excludes_zero": excludes_zero,
         "significance": significance,
         "actor": _counts(o.get("actor_counts"), o.get("actor_success")),
+        "actor_all": _all_counts(o.get("actor_counts_all")),
         "guarded": _counts(o.get("guarded_counts"), o.get("guarded_success")),
         "paired": _paired(o.get("paired")),
         "transitions": dict(transitions),
