@@ -247,8 +247,9 @@ def test_a_model_named_org_slash_model_works_in_ids_pages_filters_and_exports(
         path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in records))
         paths.append(path)
     for path, model in zip(paths, ("openai/gpt-oss-20b", "openai/gpt-oss-120b"), strict=True):
-        call_command("ingest", str(path), "--project", "alpha", "--inline", "--json",
-                     "--model", model)
+        call_command(
+            "ingest", str(path), "--project", "alpha", "--inline", "--json", "--model", model
+        )
     small = Trace.objects.filter(model="openai/gpt-oss-20b").order_by("external_id")
     assert list(small.values_list("external_id", flat=True)) == [
         "bfcl:bfcl-eval/openai/gpt-oss-20b:multi_turn_base_0",

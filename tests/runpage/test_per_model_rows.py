@@ -74,7 +74,9 @@ def _row(html: str, model: str) -> str:
 
 
 def _cells(row: str) -> list[str]:
-    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    return [
+        re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+    ]
 
 
 def test_actor_success_is_over_all_the_models_traces_and_says_so(run, client, alice):

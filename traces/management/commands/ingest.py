@@ -38,8 +38,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--owner",
             default="",
-            help="username that owns a project this command creates (default: the first "
-            "superuser)",
+            help="username that owns a project this command creates (default: the first superuser)",
         )
         parser.add_argument("--format", default="auto", choices=FORMATS)
         parser.add_argument(
@@ -123,7 +122,9 @@ class Command(BaseCommand):
         elif owner is not None and not project.members.exists():
             Membership.objects.create(project=project, user=owner, role=Membership.Role.OWNER)
             if not quiet:
-                self.stderr.write(f"project {name!r} had no members: {owner.get_username()} owns it")
+                self.stderr.write(
+                    f"project {name!r} had no members: {owner.get_username()} owns it"
+                )
         if not project.members.exists():
             # Said even with --json (on stderr): a project nobody can see looks like lost data.
             self.stderr.write(
