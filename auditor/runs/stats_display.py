@@ -59,7 +59,8 @@ def _all_counts(c: Any) -> dict[str, Any] | None:
         "n": n,
         "unknown": n - known,
         "rate": k / n if n else None,
-        "text": f"{k} of {n} ({100 * k / n:.1f} %)" if n else "0 of 0",
+        # a no-break space before '%': a narrow cell never parts the number from its sign
+        "text": f"{k} of {n} ({100 * k / n:.1f}\u00a0%)" if n else "0 of 0",
     }
 
 

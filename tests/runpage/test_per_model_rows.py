@@ -88,10 +88,10 @@ def test_actor_success_is_over_all_the_models_traces_and_says_so(run, client, al
     # n, actor over all six (the two not-applicable ones included), guarded beside actor over
     # the three applicable traces with both outcomes known
     assert small[0] == "6"
-    assert small[1] == "2 of 6 (33.3 %)"
+    assert small[1] == "2 of 6 (33.3\u00a0%)"
     assert small[2] == "guarded 2 · actor 1 of 3"
     large = _cells(_row(html, LARGE))
-    assert large[1] == "4 of 6 (66.7 %)" and large[2] == "guarded 4 · actor 4 of 6"
+    assert large[1] == "4 of 6 (66.7\u00a0%)" and large[2] == "guarded 4 · actor 4 of 6"
 
 
 def test_the_interval_and_the_worst_best_case_are_each_shown_once(run, client, alice):
@@ -104,7 +104,7 @@ def test_the_interval_and_the_worst_best_case_are_each_shown_once(run, client, a
     large = _cells(_row(html, LARGE))[4]
     # no unknowns: the interval alone (the bounds would be Δ itself)
     assert large.count("[") == 1 and "worst" not in large
-    assert re.fullmatch(r"95 % interval \[-?\d\.\d{3}, -?\d\.\d{3}\]", large), large
+    assert re.fullmatch(r"95&nbsp;% interval \[-?\d\.\d{3}, -?\d\.\d{3}\]", large), large
 
 
 def test_names_wrap_between_words_not_inside_them(run, client, alice):
