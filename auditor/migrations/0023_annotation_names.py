@@ -4,18 +4,21 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('auditor', '0022_summary_matrix'),
+        ("auditor", "0022_summary_matrix"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='annotationitem',
-            options={'ordering': ['id'], 'verbose_name': 'annotation question'},
+            name="annotationitem",
+            options={"ordering": ["id"], "verbose_name": "annotation question"},
         ),
         migrations.AlterModelOptions(
-            name='verdict',
-            options={'ordering': ['id'], 'verbose_name': 'annotation (verdict)', 'verbose_name_plural': 'annotations (verdicts)'},
+            name="verdict",
+            options={
+                "ordering": ["id"],
+                "verbose_name": "annotation (verdict)",
+                "verbose_name_plural": "annotations (verdicts)",
+            },
         ),
     ]
