@@ -27,7 +27,7 @@ COLOURS = {
 LABEL_CHARS = 24
 #: The forest plot's height per row and around the rows, in px.
 ROW_PX = 26
-MARGIN_PX = 90
+MARGIN_PX = 106
 
 
 #: Where a name may wrap: after each separator of its words (`multi_turn_miss_param`,
@@ -195,8 +195,9 @@ def forest_figure(policy: str, groups: list[dict[str, Any]]) -> dict[str, Any] |
         "layout": {
             "title": {"text": f"{policy}: Δ success per model and category", "font": {"size": 14}},
             "height": MARGIN_PX + ROW_PX * len(shown),
-            "margin": {"l": 10, "r": 10, "t": 40, "b": 40},
-            "xaxis": {"title": {"text": "Δ (guarded − actor), 95 % interval"}, "zeroline": True},
+            "margin": {"l": 10, "r": 10, "t": 40, "b": 56},
+            # two short lines: one would be cut at a phone's width, where the plot is ~200 px
+            "xaxis": {"title": {"text": "Δ (guarded − actor)<br>95 % interval"}, "zeroline": True},
             "yaxis": {
                 "automargin": True,
                 "autorange": "reversed",
