@@ -71,10 +71,12 @@ def test_pages_of_200_tasks_read_only_their_cells_and_stay_fast(run, client, ali
     client.force_login(alice)
     url = f"/audits/{run.pk}/matrix/?policy=commit"
     client.get(url)  # warm: the first request loads templates
-    start = time.perf_counter()
+    # CPU time of this process (the page's Python side, which grows with the run): wall time
+    # on a shared machine measures the other processes as much as the page
+    start = time.process_time()
     with CaptureQueriesContext(connection) as ctx:
         r = client.get(url + "&page=3")
-    took = time.perf_counter() - start
+    took = time.process_time() - start
     assert r.status_code == 200
     m = r.context["matrix"]
     assert (m["n_tasks"], m["pages"], m["page"]) == (TASKS, TASKS // PAGE_TASKS, 3)
@@ -84,7 +86,7 @@ def test_pages_of_200_tasks_read_only_their_cells_and_stay_fast(run, client, ali
     # the cells' query names the page's 200 tasks, not the run's 4,000
     [cells_sql] = [q["sql"] for q in ctx.captured_queries if "actor_success" in q["sql"]]
     assert cells_sql.count("'task_") == PAGE_TASKS
-    assert took < 3.0, took  # 16,000 results
+    assert took < 1.5, took  # 16,000 results: ~0.3 s on an idle machine
     html = r.content.decode()
     assert "page 3 of 20, 200 tasks a page" in html and 'rel="next"' in html
 
