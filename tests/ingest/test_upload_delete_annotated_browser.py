@@ -72,9 +72,9 @@ def test_delete_names_the_annotations_and_leaves_the_other_run_whole(
     # the other run: its traces, results and annotations as they were
     assert Trace.objects.filter(upload=b).count() == LINES
     assert AuditResult.objects.filter(run=run, trace__upload=b).count() == LINES
-    assert set(
-        AnnotationItem.objects.filter(queue=queue).values_list("result_id", flat=True)
-    ) == {r.pk for r in results_b}
+    assert set(AnnotationItem.objects.filter(queue=queue).values_list("result_id", flat=True)) == {
+        r.pk for r in results_b
+    }
     page.goto(f"{live_server.url}/uploads/{b.pk}/")
     assert page.locator("#run-sources").count() == 1
     assert errors == [], errors

@@ -41,8 +41,14 @@ def run(project):  # type: ignore[no-untyped-def]
     )  # fmt: skip
     traces = Trace.objects.bulk_create(
         Trace(
-            project=project, upload=up, external_id=f"b:{m}:task_{i}", model=m, benchmark="b",
-            task_id=f"task_{i}", category=f"cat_{i % 3}", run_source=m,
+            project=project,
+            upload=up,
+            external_id=f"b:{m}:task_{i}",
+            model=m,
+            benchmark="b",
+            task_id=f"task_{i}",
+            category=f"cat_{i % 3}",
+            run_source=m,
         )  # fmt: skip
         for i in range(TASKS)
         for m in MODELS
@@ -58,8 +64,14 @@ def run(project):  # type: ignore[no-untyped-def]
         a, g = OUTCOMES[tr]
         results.append(
             AuditResult(
-                run=run, trace=t, policy="commit", applied=tr != "not_applicable",
-                actor_success=a, guarded_success=g, transition=tr, continuation="replaced",
+                run=run,
+                trace=t,
+                policy="commit",
+                applied=tr != "not_applicable",
+                actor_success=a,
+                guarded_success=g,
+                transition=tr,
+                continuation="replaced",
                 record={},
             )  # fmt: skip
         )
