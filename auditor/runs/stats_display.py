@@ -188,3 +188,31 @@ def model_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
         if p.get("sources"):
             per_model[model]["sources"] = {src: part(q) for src, q in p["sources"].items()}
     return {"per_model": per_model, "model_differences": list(s.get("model_differences") or [])}
+
+
+def model_text(m: Mapping[str, Any]) -> str:
+    """One line for the CLI per model (`model_statistics`' entry): the actor's success over all
+    its traces, guarded beside actor over the same traces, Δ with its interval, the
+    transitions."""
+    actor = m.get("actor_all") or {}
+    paired = m.get("paired") or {}
+    t = m.get("transitions") or {}
+    return (
+        f"n {m.get('n')}; actor {actor.get('text', '—')} of all traces; "
+        f"guarded {paired.get('guarded_k', '—')} vs actor {paired.get('actor_k', '—')} "
+        f"of the same {paired.get('n', 0)} (applicable, both known); "
+        f"Δ {_fmt(m.get('delta_known'))} interval {_fmt_interval(m.get('ci'))}; "
+        f"rescue {t.get('rescue', 0)} harm {t.get('harm', 0)} unknown {t.get('unknown', 0)} "
+        f"n/a {t.get('not_applicable', 0)}"
+    )
+
+
+def did_text(d: Mapping[str, Any]) -> str:
+    """One line for the CLI per two models (`policies.stats.did`): the difference-in-differences
+    of success on the tasks both ran."""
+    return (
+        f"DiD {d.get('a')} − {d.get('b')}: (guarded − actor) difference "
+        f"{_fmt(d.get('did_known'))} on {d.get('n_tasks')} common tasks "
+        f"(interval {_fmt_interval(_interval(d.get('ci')))}, worst/best "
+        f"{_fmt_interval(_interval(d.get('bounds')))}, {d.get('n_unknown')} unknown)"
+    )

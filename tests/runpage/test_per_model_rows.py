@@ -132,3 +132,19 @@ def test_models_differ_by_the_difference_in_differences_of_success(run, client, 
     assert "Difference-in-differences of success" in html
     assert "Outcomes are compared, not transitions" in html
     assert "(guarded − actor)<sub>A</sub> − (guarded − actor)<sub>B</sub>" in html
+
+
+def test_the_cli_prints_the_same_per_model_lines(run):
+    """`audit`'s text output: a line per model and one per two models, with the same sets."""
+    from auditor.runs.stats_display import did_text, model_text
+    from auditor.runs.summary import audit_run_counts
+
+    c = audit_run_counts(run)["policies"]["commit"]
+    small = model_text(c["per_model"][SMALL])
+    assert small.startswith("n 6; actor 2 of 6 (33.3\u00a0%) of all traces; ")
+    assert "guarded 2 vs actor 1 of the same 3 (applicable, both known)" in small
+    assert "rescue 1 harm 0 unknown 1 n/a 2" in small
+    [d] = c["model_differences"]
+    line = did_text(d)
+    assert line.startswith(f"DiD {d['a']} − {d['b']}: (guarded − actor) difference +0.000 on 4")
+    assert "1 unknown" in line
