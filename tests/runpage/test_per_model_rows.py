@@ -90,6 +90,8 @@ def test_actor_success_is_over_all_the_models_traces_and_says_so(run, client, al
     assert small[0] == "6"
     assert small[1] == "2 of 6 (33.3\u00a0%)"
     assert small[2] == "guarded 2 · actor 1 of 3"
+    # the run's own panel: the actor over all twelve traces beside the known-of-known counts
+    assert 'data-k="actor-all">actor 6 of 12 (50.0\u00a0%) <span' in html
     large = _cells(_row(html, LARGE))
     assert large[1] == "4 of 6 (66.7\u00a0%)" and large[2] == "guarded 4 · actor 4 of 6"
 
