@@ -18,6 +18,8 @@ class MembershipRejected(ValueError):
 
 
 def project_create(*, name: str, user) -> Project:  # type: ignore[no-untyped-def]
+    """A project owned by ``user``; with ``user`` None (the CLI on an instance without a
+    superuser) a project without members, which its caller must say."""
     name = (name or "").strip()
     if not name:
         raise MembershipRejected("a project needs a name")
@@ -26,7 +28,8 @@ def project_create(*, name: str, user) -> Project:  # type: ignore[no-untyped-de
     try:
         with transaction.atomic():
             project = Project.objects.create(name=name, created_by=user)
-            Membership.objects.create(project=project, user=user, role=Membership.Role.OWNER)
+            if user is not None:
+                Membership.objects.create(project=project, user=user, role=Membership.Role.OWNER)
     except IntegrityError:
         # Names are unique across the instance; say so rather than which project holds it.
         raise MembershipRejected(f"the name {name!r} is taken; choose another") from None

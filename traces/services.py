@@ -51,16 +51,20 @@ def upload_size_check(size: int) -> None:
 
 
 def run_source_check(run: RunSource) -> RunSource:
-    """Trim the stated run; reject parts that cannot be part of a trace id."""
+    """Trim the stated run; reject parts that cannot be part of a trace id. ':' separates a
+    trace id's parts (`traces.run_source.qualify`), so no run part has one; '/' is allowed, as
+    model names are often `org/model` (`openai/gpt-oss-20b`): the run part's '/'-joined name is
+    never split again, and trace pages, filters and exports address traces by number or by
+    query parameter, never by a path segment of the name."""
     parts = {}
     for name in ("model", "agent", "benchmark", "label"):
         value = (getattr(run, name) or "").strip()
         if len(value) > 200:
             raise UploadRejected(f"run {name} is longer than 200 characters")
-        if any(ch in value for ch in ":\n\r\t\x00") or (name != "benchmark" and "/" in value):
+        if any(ch in value for ch in ":\n\r\t\x00"):
             raise UploadRejected(
-                f"run {name} {value[:60]!r} contains ':', '/' or a line break; "
-                "these separate the parts of trace ids"
+                f"run {name} {value[:60]!r} contains ':' or a line break; "
+                "':' separates the parts of trace ids"
             )
         parts[name] = value
     return RunSource(**parts)

@@ -92,6 +92,8 @@ class AnnotationItem(models.Model):
 
     class Meta:
         ordering = ["id"]
+        # As what deleting an upload takes with it names them (traces.upload_manage).
+        verbose_name = "annotation question"
         constraints = [
             models.UniqueConstraint(
                 fields=["queue", "result", "kind", "ref"], name="annotation_item_unique"
@@ -120,6 +122,10 @@ class Verdict(models.Model):
 
     class Meta:
         ordering = ["id"]
+        # An annotator's verdict is what the app calls an annotation (the confirmation of an
+        # upload's deletion counts them under this name).
+        verbose_name = "annotation (verdict)"
+        verbose_name_plural = "annotations (verdicts)"
         constraints = [
             # An annotator never answers (or skips) the same item twice.
             models.UniqueConstraint(fields=["item", "annotator"], name="verdict_unique")

@@ -9,6 +9,7 @@ dark mode."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,13 +27,25 @@ COLOURS = {
 LABEL_CHARS = 24
 #: The forest plot's height per row and around the rows, in px.
 ROW_PX = 26
-MARGIN_PX = 90
+MARGIN_PX = 106
+
+
+#: Where a name may wrap: after each separator of its words (`multi_turn_miss_param`,
+#: `openai/gpt-oss-20b`), so that a narrow column wraps between words, never inside one.
+_BREAK_AFTER = re.compile(r"(?<=[_/.:-])(?=.)")
+
+
+def name_parts(name: str) -> list[str]:
+    """``name`` cut after each word separator; the template puts a <wbr> after each part (the
+    parts themselves are escaped like any text)."""
+    return _BREAK_AFTER.split(name)
 
 
 def _group(name: str, part: Mapping[str, Any], link: Callable[..., str]) -> dict[str, Any]:
     overall = part.get("overall") or {}
     return {
         "name": name,
+        "name_parts": name_parts(name),
         "summary": part,
         "overall": overall,
         "d": delta_display(overall),
@@ -41,6 +54,7 @@ def _group(name: str, part: Mapping[str, Any], link: Callable[..., str]) -> dict
             {
                 "category": c,
                 **row,
+                "name_parts": name_parts(c),
                 "d": delta_display(row),
                 "link": link(category=c),
             }
@@ -77,7 +91,14 @@ def model_differences(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
             significance = "sig-pos" if ci[0] > 0 else "sig-neg"
         else:
             significance = "nonsig"
-        out.append({**d, "significance": significance})
+        out.append(
+            {
+                **d,
+                "significance": significance,
+                "a_parts": name_parts(str(d.get("a") or "")),
+                "b_parts": name_parts(str(d.get("b") or "")),
+            }
+        )
     return out
 
 
@@ -174,8 +195,9 @@ def forest_figure(policy: str, groups: list[dict[str, Any]]) -> dict[str, Any] |
         "layout": {
             "title": {"text": f"{policy}: Δ success per model and category", "font": {"size": 14}},
             "height": MARGIN_PX + ROW_PX * len(shown),
-            "margin": {"l": 10, "r": 10, "t": 40, "b": 40},
-            "xaxis": {"title": {"text": "Δ (guarded − actor), 95 % interval"}, "zeroline": True},
+            "margin": {"l": 10, "r": 10, "t": 40, "b": 56},
+            # two short lines: one would be cut at a phone's width, where the plot is ~200 px
+            "xaxis": {"title": {"text": "Δ (guarded − actor)<br>95 % interval"}, "zeroline": True},
             "yaxis": {
                 "automargin": True,
                 "autorange": "reversed",

@@ -10,7 +10,9 @@ run's summary. Rules, all of them consequences of "never hide an unknown":
 - a degenerate interval (low = high, e.g. [0, 0]) is never shown while unknowns exist — not
   even from a summary stored before the policies computed bounds;
 - the colour follows whether the headline interval excludes 0, not Δ's sign;
-- success counts are "known successes of known n", each over its own known outcomes; the
+- success counts are "known successes of known n", each over its own known outcomes, but for
+  the actor's over all traces (``actor_all``: not-applicable ones included, unknown outcomes
+  counted as not successes and shown as unknown), which is the benchmark's own score; the
   rates compared side by side (actor % beside guarded %) are over one set, the pairs whose two
   outcomes are known (``paired``), never each over its own.
 """
@@ -43,6 +45,23 @@ def _counts(c: Any, fallback_rate: Any) -> dict[str, Any]:
             "text": f"{c.get('successes')} of {c.get('known')} known",
         }
     return {"successes": None, "known": None, "n": None, "rate": fallback_rate, "text": None}
+
+
+def _all_counts(c: Any) -> dict[str, Any] | None:
+    """The actor's successes over all the traces, not-applicable ones included (the benchmark's
+    own score: "260 of 600"), with how many of them have no recorded outcome; None from a
+    summary without them."""
+    if not isinstance(c, Mapping) or "n" not in c:
+        return None
+    n, k, known = c.get("n") or 0, c.get("successes") or 0, c.get("known") or 0
+    return {
+        "successes": k,
+        "n": n,
+        "unknown": n - known,
+        "rate": k / n if n else None,
+        # a no-break space before '%': a narrow cell never parts the number from its sign
+        "text": f"{k} of {n} ({100 * k / n:.1f}\u00a0%)" if n else "0 of 0",
+    }
 
 
 def _paired(p: Any) -> dict[str, Any] | None:
@@ -106,6 +125,7 @@ def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
         "excludes_zero": excludes_zero,
         "significance": significance,
         "actor": _counts(o.get("actor_counts"), o.get("actor_success")),
+        "actor_all": _all_counts(o.get("actor_counts_all")),
         "guarded": _counts(o.get("guarded_counts"), o.get("guarded_success")),
         "paired": _paired(o.get("paired")),
         "transitions": dict(transitions),
@@ -168,3 +188,31 @@ def model_statistics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
         if p.get("sources"):
             per_model[model]["sources"] = {src: part(q) for src, q in p["sources"].items()}
     return {"per_model": per_model, "model_differences": list(s.get("model_differences") or [])}
+
+
+def model_text(m: Mapping[str, Any]) -> str:
+    """One line for the CLI per model (`model_statistics`' entry): the actor's success over all
+    its traces, guarded beside actor over the same traces, Δ with its interval, the
+    transitions."""
+    actor = m.get("actor_all") or {}
+    paired = m.get("paired") or {}
+    t = m.get("transitions") or {}
+    return (
+        f"n {m.get('n')}; actor {actor.get('text', '—')} of all traces; "
+        f"guarded {paired.get('guarded_k', '—')} vs actor {paired.get('actor_k', '—')} "
+        f"of the same {paired.get('n', 0)} (applicable, both known); "
+        f"Δ {_fmt(m.get('delta_known'))} interval {_fmt_interval(m.get('ci'))}; "
+        f"rescue {t.get('rescue', 0)} harm {t.get('harm', 0)} unknown {t.get('unknown', 0)} "
+        f"n/a {t.get('not_applicable', 0)}"
+    )
+
+
+def did_text(d: Mapping[str, Any]) -> str:
+    """One line for the CLI per two models (`policies.stats.did`): the difference-in-differences
+    of success on the tasks both ran."""
+    return (
+        f"DiD {d.get('a')} − {d.get('b')}: (guarded − actor) difference "
+        f"{_fmt(d.get('did_known'))} on {d.get('n_tasks')} common tasks "
+        f"(interval {_fmt_interval(_interval(d.get('ci')))}, worst/best "
+        f"{_fmt_interval(_interval(d.get('bounds')))}, {d.get('n_unknown')} unknown)"
+    )

@@ -4,13 +4,17 @@ which tasks the guard rescues (or harms) for which model.
 
 Tasks are matched across models by their benchmark task id (a trace without one is its own
 row). Filters: the models shown, a category, a transition some shown cell has, rows where the
-models' transitions differ, and text in the task id. A page shows `PAGE_TASKS` rows."""
+models' transitions differ, and text in the task id. A page shows `PAGE_TASKS` rows, and only
+its rows' cells are read whole: the filters run on a first pass that keeps two small numbers per
+task and model."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import Q
 
 from auditor.runs.models import AuditResult, AuditRun
 from policies.stats.report import NO_MODEL
@@ -47,11 +51,70 @@ class Cell:
         return f"actor {_WORD[self.actor]}, guarded {_WORD[self.guarded]} ({self.transition})"
 
 
-@dataclass
-class Row:
-    task: str
-    category: str
-    cells: dict[str, Cell] = field(default_factory=dict)
+#: A transition as one small number in the first pass's index of tasks (`_index`).
+_TRANSITIONS = tuple(AuditResult.Transition.values)
+
+
+def _task_key(benchmark: str, task_id: str, external_id: str) -> str:
+    """The row a result goes in: its benchmark task (matched across models), else its trace."""
+    return f"{benchmark}:{task_id}" if task_id else external_id
+
+
+def _index(
+    results: Any, all_models: list[str]
+) -> tuple[dict[str, dict[int, int]], dict[str, tuple[str, str]]]:
+    """The first pass: per task, each model's first result's transition (by model and
+    transition number), and the task's category and benchmark task id ('' for none). Reads
+    six short columns per result and keeps two small integers per task and model: the cells
+    themselves (their outcomes and links) are read for one page's tasks only (`_cells`)."""
+    model_no = {m: i for i, m in enumerate(all_models)}
+    tasks: dict[str, dict[int, int]] = {}
+    about: dict[str, tuple[str, str]] = {}
+    values = results.values_list(
+        "transition", "trace__model", "trace__benchmark", "trace__task_id",
+        "trace__external_id", "trace__category",
+    ).order_by("trace_id")  # fmt: skip
+    for tr, model, bench, task_id, ext, cat in values.iterator(2000):
+        model = model or NO_MODEL
+        m = model_no.get(model)
+        if m is None:
+            m = model_no[model] = len(all_models)
+            all_models.append(model)
+        key = _task_key(bench, task_id, ext)
+        cells = tasks.get(key)
+        if cells is None:
+            cells = tasks[key] = {}
+            about[key] = (cat or "—", task_id)
+        cells.setdefault(m, _TRANSITIONS.index(tr))
+    return tasks, about
+
+
+def _cells(
+    results: Any, run: AuditRun, policy: str, keys: list[str], task_ids: set[str]
+) -> dict[str, dict[str, Cell]]:
+    """The second pass: the cells of ``keys``' tasks, read by their benchmark task ids (and
+    trace ids, for results without one)."""
+    page = results.filter(
+        Q(trace__task_id__in=task_ids) | Q(trace__task_id="", trace__external_id__in=keys)
+    ).values_list(
+        "trace_id", "transition", "actor_success", "guarded_success", "trace__model",
+        "trace__benchmark", "trace__task_id", "trace__external_id",
+    ).order_by("trace_id")  # fmt: skip
+    wanted = set(keys)
+    out: dict[str, dict[str, Cell]] = {}
+    for trace, tr, actor, guarded, model, bench, task_id, ext in page.iterator(2000):
+        key = _task_key(bench, task_id, ext)
+        if key not in wanted:  # the same task id in another benchmark
+            continue
+        model = model or NO_MODEL
+        cells = out.setdefault(key, {})
+        cell = cells.get(model)
+        if cell is not None:
+            cell.more += 1
+            continue
+        url = f"{page_url('trace', trace)}?run={run.pk}&policy={policy}"
+        cells[model] = Cell(trace, tr, actor, guarded, url)
+    return out
 
 
 def task_matrix(
@@ -67,60 +130,46 @@ def task_matrix(
 ) -> dict[str, Any]:
     """The matrix's rows (tasks in natural order of their ids, `task_order`) on page ``page``,
     its columns (the run's models, most results first, or ``models``) and how many tasks match
-    the filters."""
+    the filters. ``differs``: rows where the shown models' transitions are not all the same
+    (a model's first result on the task counts)."""
     results = AuditResult.objects.filter(run=run, policy=policy)
     if category:
         results = results.filter(trace__category=category)
     all_models = list(((run.summary or {}).get(policy) or {}).get("per_model") or {})
-    rows: dict[str, Row] = {}
-    values = results.values_list(
-        "trace_id",
-        "transition",
-        "actor_success",
-        "guarded_success",
-        "trace__model",
-        "trace__benchmark",
-        "trace__task_id",
-        "trace__category",
-        "trace__external_id",
-    ).order_by("trace_id")
-    for trace, tr, actor, guarded, model, bench, task_id, cat, ext in values.iterator(2000):
-        model = model or NO_MODEL
-        if model not in all_models:
-            all_models.append(model)
-        key = f"{bench}:{task_id}" if task_id else ext
-        row = rows.get(key)
-        if row is None:
-            row = rows[key] = Row(key, cat or "—")
-        cell = row.cells.get(model)
-        if cell is not None:
-            cell.more += 1
-            continue
-        url = f"{page_url('trace', trace)}?run={run.pk}&policy={policy}"
-        row.cells[model] = Cell(trace, tr, actor, guarded, url)
+    tasks, about = _index(results, all_models)
     shown = [m for m in all_models if not models or m in models]
+    shown_no = [all_models.index(m) for m in shown]
+    wanted = _TRANSITIONS.index(transition) if transition in _TRANSITIONS else None
+    needle = q.lower()
     matching = []
-    for key in sorted(rows, key=lambda k: (task_order(k), k)):
-        row = rows[key]
-        cells = [row.cells[m] for m in shown if m in row.cells]
-        if not cells or (q and q.lower() not in key.lower()):
+    for key, by_model in tasks.items():
+        found = [by_model[m] for m in shown_no if m in by_model]
+        if not found or (needle and needle not in key.lower()):
             continue
-        if transition and not any(c.transition == transition for c in cells):
+        if wanted is not None and wanted not in found:
             continue
-        if differs and len({c.transition for c in cells}) < 2:
+        if differs and len(set(found)) < 2:
             continue
-        matching.append(row)
+        matching.append(key)
+    matching.sort(key=lambda k: (task_order(k), k))
     pages = max(1, -(-len(matching) // PAGE_TASKS))
     page = min(max(page, 1), pages)
-    rows_page = matching[(page - 1) * PAGE_TASKS : page * PAGE_TASKS]
+    keys = matching[(page - 1) * PAGE_TASKS : page * PAGE_TASKS]
+    task_ids = {about[k][1] for k in keys} - {""}
+    cells = _cells(results, run, policy, keys, task_ids) if keys else {}
     return {
         "models": shown,
         "all_models": all_models,
         "rows": [
-            {"task": r.task, "category": r.category, "cells": [r.cells.get(m) for m in shown]}
-            for r in rows_page
+            {
+                "task": k,
+                "category": about[k][0],
+                "cells": [(cells.get(k) or {}).get(m) for m in shown],
+            }
+            for k in keys
         ],
         "n_tasks": len(matching),
         "page": page,
         "pages": pages,
+        "page_tasks": PAGE_TASKS,
     }

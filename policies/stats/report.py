@@ -95,15 +95,20 @@ def effect(
 ) -> dict[str, Any]:
     """Transitions, success counts, Δ (`policies.stats.delta`) and McNemar over rows given by their
     transitions and how many have each `_code`, per category; rows where the policy is not
-    applicable are counted and left out of everything else."""
+    applicable are counted and left out of everything else but ``actor_counts_all`` (the actor's
+    recorded outcome over every row)."""
     transitions = {t: transitions_seen.get(t, 0) for t in TRANSITIONS}
     pairs: dict[str, Counter[Pair]] = {}
     actor_seen: Counter[bool | None] = Counter()
     guarded_seen: Counter[bool | None] = Counter()
+    # The actor's recorded outcome on every row, not-applicable ones included: the agent's own
+    # success rate over all its traces, as the benchmark scores it.
+    actor_all: Counter[bool | None] = Counter()
     for cat, counted in codes.items():
         for code, k in counted.items():
+            p = _PAIRS[code % 18]
+            actor_all[p.actor] += k
             if code < 18:  # applicable
-                p = _PAIRS[code]
                 pairs.setdefault(cat, Counter())[p] += k
                 actor_seen[p.actor] += k
                 guarded_seen[p.guarded] += k
@@ -122,6 +127,7 @@ def effect(
         "n_paired": d["n_known"],
         "transitions": transitions,
         "actor_counts": actor,
+        "actor_counts_all": success_counts_counted(actor_all),
         "guarded_counts": guarded,
         "paired": paired,
         "actor_success": actor["rate"],

@@ -179,7 +179,7 @@ def test_stated_model_overrides_the_file_and_keeps_what_it_said(project):
     ("run", "message"),
     [
         (RunSource(model="a:b"), "run model 'a:b' contains ':'"),
-        (RunSource(label="x/y"), "run label 'x/y' contains ':', '/'"),
+        (RunSource(label="x:y"), "run label 'x:y' contains ':'"),
         (RunSource(agent="x" * 201), "run agent is longer than 200 characters"),
         (RunSource(benchmark="a\x00b"), "run benchmark 'a"),
     ],
@@ -228,3 +228,47 @@ def test_qualify_puts_the_run_after_the_importer_prefix():
     assert qualify("plain", "m") == "m:plain"
     assert qualify("repair:HumanEval/1", "") == "repair:HumanEval/1"
     assert RunSource().key({"agent": "gpt-4o", "model": "gpt-4o"}) == "gpt-4o"
+
+
+def test_a_model_named_org_slash_model_works_in_ids_pages_filters_and_exports(
+    project, alice, client, tmp_path
+):
+    """`org/model` is how most models are named: the CLI takes it, the trace ids carry it, and
+    the trace page, the list's and the API's model filters and an export filtered by it find
+    the run's traces and no other."""
+    from auditor.exports.selectors import export_open
+    from auditor.exports.services import export_build, export_create
+
+    paths = []
+    for seed in (0, 1):
+        ((name, records),) = generate(("base",), per_category=2, seed=seed).items()
+        path = tmp_path / f"run{seed}" / name
+        path.parent.mkdir()
+        path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in records))
+        paths.append(path)
+    for path, model in zip(paths, ("openai/gpt-oss-20b", "openai/gpt-oss-120b"), strict=True):
+        call_command(
+            "ingest", str(path), "--project", "alpha", "--inline", "--json", "--model", model
+        )
+    small = Trace.objects.filter(model="openai/gpt-oss-20b").order_by("external_id")
+    assert list(small.values_list("external_id", flat=True)) == [
+        "bfcl:bfcl-eval/openai/gpt-oss-20b:multi_turn_base_0",
+        "bfcl:bfcl-eval/openai/gpt-oss-20b:multi_turn_base_1",
+    ]
+    assert set(small.values_list("run_source", flat=True)) == {"bfcl-eval/openai/gpt-oss-20b"}
+
+    client.force_login(alice)
+    assert client.get(small[0].get_absolute_url()).status_code == 200
+    expected = set(small.values_list("external_id", flat=True))
+    assert listed(client, project, model="openai/gpt-oss-20b") == expected
+    r = client.get("/api/traces/", {"model": "openai/gpt-oss-20b"})
+    assert r.status_code == 200 and {t["trace_id"] for t in r.json()} == expected
+
+    export = export_create(
+        project=project, format="jsonl", filters={"model": ["openai/gpt-oss-20b"]}, enqueue=False
+    )
+    built = export_build(export_id=export.pk)
+    assert built is not None and built.status == "done", built and built.error
+    with export_open(built) as fh:
+        exported = {orjson.loads(x)["trace"]["trace_id"] for x in fh.read().splitlines()}
+    assert exported == expected

@@ -178,7 +178,7 @@ def test_delete_takes_the_traces_results_and_annotations_and_leaves_the_other_ru
     with django_capture_on_commit_callbacks(execute=True):
         gone = dict(upload_delete(upload=a))
     assert gone["traces"] == 5 and gone["events"] > 5 and gone["audit results"] == a_results
-    assert gone["annotation items"] == 1 and gone["verdicts"] == 1, gone
+    assert gone["annotation questions"] == 1 and gone["annotations (verdicts)"] == 1, gone
     assert not Upload.objects.filter(pk=a.pk).exists()
     assert not Trace.objects.filter(upload_id=a.pk).exists()
     assert not Event.objects.filter(trace_id__in=a_traces).exists()

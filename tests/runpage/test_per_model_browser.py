@@ -37,6 +37,15 @@ COLOURS = """(sel) => {
 }"""
 
 
+# The row names' words broken across lines: a text node (a name's part between two <wbr>)
+# drawn on more than one line.
+BROKEN = """(sel) => [...document.querySelectorAll(sel + ' th[scope=row] a')].flatMap(a =>
+  [...a.childNodes].filter(n => n.nodeType === 3 && n.textContent.trim()).filter(n => {
+    const r = document.createRange(); r.selectNodeContents(n);
+    return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1;
+  }).map(n => n.textContent))"""
+
+
 @pytest.fixture
 def run(project):  # type: ignore[no-untyped-def]
     return sycon_run(project)
@@ -75,6 +84,8 @@ def test_forest_plot_draws_in_both_themes(page, live_server, alice, run, tmp_pat
                     arg=f"{FOREST} svg.main-svg",
                 )
                 assert page.evaluate(WIDE) == []
+            # names wrap only between their words: each part between two <wbr> on one line
+            assert page.evaluate(BROKEN, "#policy-commit table.per-model") == [], width
             section = page.locator("#policy-commit section.per-model")
             target = DOCS if os.environ.get("TA_DOCS_SCREENSHOTS") == "1" else tmp_path
             section.screenshot(path=str(target / f"run-per-model-{theme}-{width}.png"))

@@ -35,7 +35,7 @@ from auditor.runs.services import (
     audit_run_start,
     parse_set_options,
 )
-from auditor.runs.stats_display import delta_text
+from auditor.runs.stats_display import delta_text, did_text, model_text
 from auditor.runs.summary import audit_run_counts
 from policies import POLICIES
 from traces.models import ExecutionRefused, Project
@@ -204,6 +204,11 @@ class Command(BaseCommand):
                     self.stdout.write(f"             paired (both known): {paired['text']}")
                 for reason, n in stats["not_applicable_reasons"].items():
                     self.stdout.write(f"             not applicable ({reason}): {n}")
+            per_model = c.get("per_model") or {}
+            for model, m in per_model.items() if len(per_model) > 1 else ():
+                self.stdout.write(f"    model {model}: {model_text(m)}")
+            for d in c.get("model_differences") or []:
+                self.stdout.write(f"    {did_text(d)}")
         for f in (counts.get("data_quality") or {}).get("flags", []):
             made = ", ".join(
                 f"{p['policy']} {p['unknown']} unknown / {p['not_applicable']} n/a"

@@ -1,5 +1,9 @@
-"""`python manage.py ingest FILE... --project NAME [--format F] [--inline] [--json]
-[--model M] [--agent A] [--benchmark B] [--label L]`
+"""`python manage.py ingest FILE... --project NAME [--owner USER] [--format F] [--inline]
+[--json] [--model M] [--agent A] [--benchmark B] [--label L]`
+
+A project the command creates gets an owner, so that it shows in the browser: --owner, else the
+first superuser; with neither, the project is created without members and the command says how
+to give it one. --owner also gives a memberless existing project its owner.
 
 Same service as the upload page and the API. Without --inline the files are queued for a Celery
 worker and the command follows their progress; with --inline the same task function runs here.
@@ -12,12 +16,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from traces.models import Project, Upload
+from traces.models import Membership, Project, Upload
+from traces.projects import MembershipRejected, project_create
 from traces.run_source import RunSource
 from traces.services import FORMATS, UploadRejected, upload_create, upload_process
 
@@ -28,6 +35,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--project", required=True, help="project name (created if missing)")
+        parser.add_argument(
+            "--owner",
+            default="",
+            help="username that owns a project this command creates (default: the first superuser)",
+        )
         parser.add_argument("--format", default="auto", choices=FORMATS)
         parser.add_argument(
             "--inline", action="store_true", help="process here instead of in a Celery worker"
@@ -55,9 +67,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):  # type: ignore[no-untyped-def]
         as_json = opts["json"]
-        project, created = Project.objects.get_or_create(name=opts["project"])
-        if created and not as_json:
-            self.stderr.write(f"created project {project.name!r}")
+        project = self._project(opts["project"], opts["owner"], quiet=as_json)
         results = []
         for path in opts["files"]:
             if not path.is_file():
@@ -96,6 +106,33 @@ class Command(BaseCommand):
             self._print(results, summary)
         if summary["errors"] or summary["traces_rejected"]:
             sys.exit(1)
+
+    def _project(self, name: str, owner_name: str, *, quiet: bool) -> Project:
+        """The project named, created with its owner when missing (`traces.projects`)."""
+        owner = _owner(owner_name)
+        project = Project.objects.filter(name=name).first()
+        if project is None:
+            try:
+                project = project_create(name=name, user=owner)
+            except MembershipRejected as exc:
+                raise CommandError(str(exc)) from exc
+            if not quiet:
+                who = f"owner {owner.get_username()}" if owner else "no members"
+                self.stderr.write(f"created project {project.name!r} ({who})")
+        elif owner is not None and not project.members.exists():
+            Membership.objects.create(project=project, user=owner, role=Membership.Role.OWNER)
+            if not quiet:
+                self.stderr.write(
+                    f"project {name!r} had no members: {owner.get_username()} owns it"
+                )
+        if not project.members.exists():
+            # Said even with --json (on stderr): a project nobody can see looks like lost data.
+            self.stderr.write(
+                f"project {name!r} has no members, so no one sees it in the browser: create a "
+                "user (`python manage.py createsuperuser`) and run this command again with "
+                "--owner USERNAME, or add a membership in /admin/"
+            )
+        return project
 
     def _follow(self, upload: Upload, timeout: float, *, quiet: bool) -> Upload:
         from tqdm import tqdm  # here: an inline ingest shows no bar
@@ -158,6 +195,21 @@ class Command(BaseCommand):
                     self.stdout.write(
                         f"  … {upload.error_count - 20} more errors (see --json or the upload page)"
                     )
+
+
+def _owner(username: str) -> Any:
+    """The user named by --owner (refused clearly when there is none), else the first
+    superuser, else None."""
+    users = get_user_model().objects
+    if username:
+        user = users.filter(username=username).first()
+        if user is None:
+            raise CommandError(
+                f"--owner {username!r}: no such user (create one with "
+                "`python manage.py createsuperuser` or in /admin/)"
+            )
+        return user
+    return users.filter(is_superuser=True, is_active=True).order_by("pk").first()
 
 
 def _summary(results: list[tuple[Path, Upload, bool]]) -> dict:
