@@ -129,7 +129,7 @@ def test_an_unkept_release_is_checked_against_the_installed_task() -> None:
     record, _ = build_record(load_tasks()["multi_turn_base_0"], perturb=False)
     name = V3.replace("v3", "v2")
     events, report = imported(record, name=name)
-    assert events[0]["meta"]["installed_release"] == "v4" and "task_release" not in events[0][
-        "meta"
-    ]
+    assert (
+        events[0]["meta"]["installed_release"] == "v4" and "task_release" not in events[0]["meta"]
+    )
     assert events[0]["task"]["benchmark"] == "bfcl-v4"
