@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .repair_candidates import foreign_candidate_ids
-from .trace import Trace
+from .trace import Candidate, Trace
 
 #: The flags in the order the data-quality section lists them, each with its label.
 FLAGS: dict[str, str] = {
@@ -45,7 +45,13 @@ def trace_flags(trace: Trace) -> dict[str, int]:
     the whole trace); flags the trace does not have are left out."""
     meta = trace.header.meta
     out: dict[str, int] = {}
-    foreign = foreign_candidate_ids(trace)
+    # the policies' rule and the importer's flag (`meta.foreign_candidate`), each candidate once
+    foreign = set(foreign_candidate_ids(trace))
+    foreign.update(
+        e.candidate_id or f"@{e.index}"
+        for e in trace.events
+        if isinstance(e, Candidate) and e.meta and e.meta.get("foreign_candidate")
+    )
     if foreign:
         out["foreign_candidate"] = len(foreign)
     if meta.get("task_drift"):
