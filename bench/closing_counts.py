@@ -6,6 +6,7 @@ collections are identical (the same audit on an idle and on a busy machine).
     .venv/bin/python bench/closing_counts.py collect --repo . --database URL --out DIR
     .venv/bin/python bench/closing_counts.py table BEFORE_DIR AFTER_DIR
     .venv/bin/python bench/closing_counts.py same DIR_A DIR_B
+    .venv/bin/python bench/closing_counts.py fill DIR --database URL   (accepted, afterwards)
 
 `collect` ingests each file of the data folder (default ../shared/data, or TA_SHARED_DATA) into a
 project of its own in the given database (migrated first) and audits it twice, inline, with
@@ -13,10 +14,10 @@ code execution on: the four policies with VRR forced to Stop, then VRR forced to
 writes each file's two `--json` outputs to DIR/<folder>__<file>.json. The database should be
 empty of such projects (a project's stored executions would be reused).
 
-Accepted: TwinCheck's accepted replacements; VRR's loops whose shipped round is not the actor's
-(the rule changed the program shipped); the checklist's applied decisions that kept or
-reverted against the actor; commit's applied conversations whose committed answer is not the
-actor's last. The policies' own tables (`paper_table`) give each.
+Accepted: the applied decisions whose guarded trajectory is not the actor's (`continuation` is
+not ``exact``: TwinCheck's accepted replacements, VRR's shipped rounds other than the actor's
+last, a checklist or commit decision that changed the answer); `audit --json` does not count
+them, so `collect` reads them from the run's stored results (``accepted`` beside each run).
 """
 
 from __future__ import annotations
@@ -79,25 +80,21 @@ def collect(repo: Path, database: str, out: Path, data: Path) -> None:
                 *options,
             )
             runs[name] = json.loads(text.strip().splitlines()[-1])
+            runs[name]["accepted"] = _accepted(database, runs[name]["run"])
         (out / f"{key}.json").write_text(json.dumps(runs, indent=1, sort_keys=True))
         print(key, file=sys.stderr)
 
 
-def accepted(policy: str, c: dict[str, Any]) -> int | None:
-    """How many of the policy's decisions changed what the actor did (module docstring)."""
-    table = c.get("paper_table") or {}
-    if policy == "twincheck":
-        return table.get("accepted")
-    if policy == "vrr":
-        changed = table.get("changed")
-        if changed is not None:
-            return int(changed)
-        return None
-    if policy == "checklist":
-        return (table.get("guarded") or {}).get("corrections")
-    if policy == "commit":
-        return table.get("changed")
-    return None
+def _accepted(database: str, run: int) -> dict[str, int]:
+    """{policy: applied decisions of ``run`` whose guarded trajectory is not the actor's}."""
+    sql = (
+        f"select policy, count(*) from auditor_auditresult where run_id = {int(run)} "
+        "and applied and continuation <> 'exact' group by policy"
+    )
+    out = subprocess.run(
+        ["psql", database, "-Atc", sql], capture_output=True, text=True, check=True
+    ).stdout
+    return {p: int(n) for p, n in (line.split("|") for line in out.split())}
 
 
 def counts(runs: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -106,7 +103,7 @@ def counts(runs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     for row, run, policy in ROWS:
         c = runs[run]["policies"].get(policy) or {}
         got: dict[str, Any] = {k: c.get(k) for k in COLUMNS if k != "accepted"}
-        got["accepted"] = accepted(policy, c)
+        got["accepted"] = (runs[run].get("accepted") or {}).get(policy, 0)
         out[row] = got
     return out
 
@@ -119,6 +116,10 @@ def _cell(v: Any) -> str:
     return "—" if v is None else str(v)
 
 
+def _change(before: Any, after: Any) -> str:
+    return _cell(after) if before == after else f"{_cell(before)} → {_cell(after)}"
+
+
 def table(before: Path, after: Path) -> str:
     b, a = _load(before), _load(after)
     head = "| file | policy | " + " | ".join(COLUMNS) + " |"
@@ -126,10 +127,7 @@ def table(before: Path, after: Path) -> str:
     for key in sorted(set(a) | set(b)):
         for row, _, _ in ROWS:
             x, y = (b.get(key) or {}).get(row) or {}, (a.get(key) or {}).get(row) or {}
-            cells = [
-                _cell(y.get(k)) if x.get(k) == y.get(k) else f"{_cell(x.get(k))} → {_cell(y.get(k))}"
-                for k in COLUMNS
-            ]
+            cells = [_change(x.get(k), y.get(k)) for k in COLUMNS]
             lines.append(f"| {key} | {row} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -141,9 +139,10 @@ def same(one: Path, two: Path) -> list[str]:
     for key in sorted(set(x) | set(y)):
         for row, _, _ in ROWS:
             for k in COLUMNS:
-                p, q = ((x.get(key) or {}).get(row) or {}).get(k), (
-                    (y.get(key) or {}).get(row) or {}
-                ).get(k)
+                p, q = (
+                    ((x.get(key) or {}).get(row) or {}).get(k),
+                    ((y.get(key) or {}).get(row) or {}).get(k),
+                )
                 if p != q:
                     diffs.append(f"{key} {row} {k}: {p} vs {q}")
     return diffs
@@ -155,6 +154,13 @@ def main(argv: list[str]) -> int:
         opts = dict(zip(argv[1::2], argv[2::2], strict=False))
         data = Path(opts.get("--data") or os.environ.get("TA_SHARED_DATA") or "../shared/data")
         collect(Path(opts["--repo"]).resolve(), opts["--database"], Path(opts["--out"]), data)
+        return 0
+    if cmd == "fill":  # a collection written without the accepted counts
+        for p in sorted(Path(argv[1]).glob("*.json")):
+            runs = json.loads(p.read_text())
+            for r in runs.values():
+                r["accepted"] = _accepted(argv[3], r["run"])
+            p.write_text(json.dumps(runs, indent=1, sort_keys=True))
         return 0
     if cmd == "table":
         print(table(Path(argv[1]), Path(argv[2])))
