@@ -70,6 +70,7 @@ def test_the_rule(program: str, foreign: bool) -> None:
 def test_without_an_entry_point_nothing_is_foreign() -> None:
     assert is_foreign_program(STRLEN, None) is False
     assert is_foreign_program(STRLEN, "not an identifier") is False
+    assert is_foreign_program(STRLEN, 1) is False  # a record's entry_point may be anything
 
 
 @pytest.mark.django_db

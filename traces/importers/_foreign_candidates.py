@@ -33,12 +33,13 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def is_foreign_program(program: str, entry_point: str | None) -> bool:
+def is_foreign_program(program: str, entry_point: object) -> bool:
     """Whether ``program`` is written for another task than the one whose tests call
-    ``entry_point``: it does not define that name. No entry point or no program text: never
-    foreign. A program that does not parse (a repair with a syntax error, another language) is
-    foreign only when the name does not occur in it as a word."""
-    if not entry_point or not entry_point.isidentifier() or not program.strip():
+    ``entry_point``: it does not define that name. No entry point (or one that is no name, as a
+    record may hold anything there) or no program text: never foreign. A program that does not
+    parse (a repair with a syntax error, another language) is foreign only when the name does
+    not occur in it as a word."""
+    if not isinstance(entry_point, str) or not entry_point.isidentifier() or not program.strip():
         return False
     name = re.escape(entry_point)
     if re.search(rf"^(?:async\s+)?def\s+{name}\s*\(", program, re.M):
