@@ -4,9 +4,12 @@ Importers keep suspicious data in the trace and flag it rather than drop it: a r
 for another task (a *foreign candidate*, `policies.repair_candidates`), a recorded task that differs
 from the installed benchmark's (header ``meta.task_drift``; ``meta.task_not_found`` when the
 installed release has no such task), a result file of another benchmark release than the installed
-one (header ``meta.recorded_release`` ≠ ``meta.installed_release``), a reply that is a harness's
-error message rather than the model's answer (event ``meta.harness_error``), and a step whose calls
-ran in parallel (the step's first call's ``meta.parallel_calls``).
+one (header ``meta.recorded_release`` ≠ ``meta.installed_release``; scored against its own
+release's task where the importer keeps it, ``meta.task_release``), a task whose ground truth
+changed between the releases the run may come from (header ``meta.ground_truth_changed``), a
+reply that is a harness's error message rather than the model's answer (event
+``meta.harness_error``), and a step whose calls ran in parallel (the step's first call's
+``meta.parallel_calls``).
 
 `trace_flags` reads them once per trace; the audit writes them into every policy's record
 (``import_flags``) and `FlagFold` counts, per policy, how many of the flagged traces' decisions
@@ -20,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .repair_candidates import foreign_candidate_ids
-from .trace import Trace
+from .trace import Candidate, Trace
 
 #: The flags in the order the data-quality section lists them, each with its label.
 FLAGS: dict[str, str] = {
@@ -28,6 +31,7 @@ FLAGS: dict[str, str] = {
     "task_drift": "task differs from the installed benchmark",
     "task_not_installed": "task not in the installed benchmark",
     "recorded_release_differs": "recorded with another benchmark release",
+    "ground_truth_changed": "ground truth changed since the run's release",
     "harness_error": "harness errors taken for replies",
     "parallel_step": "steps with parallel calls",
 }
@@ -41,7 +45,13 @@ def trace_flags(trace: Trace) -> dict[str, int]:
     the whole trace); flags the trace does not have are left out."""
     meta = trace.header.meta
     out: dict[str, int] = {}
-    foreign = foreign_candidate_ids(trace)
+    # the policies' rule and the importer's flag (`meta.foreign_candidate`), each candidate once
+    foreign = set(foreign_candidate_ids(trace))
+    foreign.update(
+        e.candidate_id or f"@{e.index}"
+        for e in trace.events
+        if isinstance(e, Candidate) and e.meta and e.meta.get("foreign_candidate")
+    )
     if foreign:
         out["foreign_candidate"] = len(foreign)
     if meta.get("task_drift"):
@@ -51,6 +61,8 @@ def trace_flags(trace: Trace) -> dict[str, int]:
     recorded, installed = meta.get("recorded_release"), meta.get("installed_release")
     if recorded and installed and recorded != installed:
         out["recorded_release_differs"] = 1
+    if meta.get("ground_truth_changed"):
+        out["ground_truth_changed"] = 1
     errors = parallel = 0
     for e in trace.events:
         m = e.meta

@@ -3,8 +3,10 @@
 An importer that can tell a recorded run was made on another task than the one the
 environment would score it against says so in the header (BFCL: `meta.task_drift`, the run's
 recorded user turns differ from the installed bfcl-eval task of that id; `meta.task_not_found`,
-the installed release has no task of that id). Such a run's outcome — the actor's and every
-guarded one — is unknown with that reason, never scored against the installed task.
+the installed release has no task of that id; `meta.ground_truth_changed`, the releases a run
+of an earlier release may come from score its task differently). Such a run's outcome — the
+actor's and every guarded one — is unknown with that reason, never scored against the installed
+task (or a release it may not come from).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from .trace import Trace, TraceHeader
 
 TASK_DRIFT = "task differs from the installed benchmark version"
 TASK_NOT_INSTALLED = "task not in the installed benchmark version"
+GROUND_TRUTH_CHANGED = "ground truth changed since the run's release"
 
 
 def task_drift_reason(header: TraceHeader) -> str | None:
@@ -21,6 +24,8 @@ def task_drift_reason(header: TraceHeader) -> str | None:
         return TASK_DRIFT
     if header.meta.get("task_not_found"):
         return TASK_NOT_INSTALLED
+    if header.meta.get("ground_truth_changed"):
+        return GROUND_TRUTH_CHANGED
     return None
 
 

@@ -8,7 +8,9 @@
 - Percentile bootstrap intervals (resampling loops, seeded); the draws double as the
   "bootstrap region" of the sign-identifiability check. α and β get exact Clopper–Pearson
   intervals and count as identified only from ``min_evidence`` transitions out of their state
-  (`policies.vrr.evidence`).
+  (`policies.vrr.evidence`). With fewer than 3 votes per candidate ρ0 and ρ1 rest on the
+  labelled candidates alone, and the same rule holds for them: exact intervals of the labelled
+  candidates' votes, identified only from ``min_evidence`` labelled candidates of their state.
 
 numpy is used here because bootstrap refits are the one hot loop that pure Python makes slow.
 """
@@ -25,7 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..trace import Trace
-from .evidence import MIN_TRANSITIONS, clopper_pearson, not_identified_note, rate_identified
+from .evidence import (
+    MIN_TRANSITIONS,
+    clopper_pearson,
+    not_identified_note,
+    rate_identified,
+    rho_not_identified_note,
+)
 from .loops import loop_rounds
 from .rule import VrrParams
 
@@ -389,7 +397,18 @@ def _calibrated(
     if from_valid and not beta_ok:
         notes.append(not_identified_note("beta", from_valid, "a valid", min_evidence))
         beta = math.nan
-    point = VrrParams(em.rho0, em.rho1, alpha, beta, em.prior_first)
+    rho0, rho1 = em.rho0, em.rho1
+    rho_intervals: dict[str, tuple[float, float]] = {}
+    if rows.n and rows.max_votes < 3:
+        # only the labelled candidates tell ρ0 and ρ1 (the one-vote mixture cannot): their
+        # proportion, its exact interval, and a stated minimum of them
+        for name, (cands, k, trials) in labelled_vote_counts(arr, rows.counts).items():
+            rho_intervals[name] = clopper_pearson(k, trials, level)
+            value = k / trials if rate_identified(cands, min_evidence) else math.nan
+            if math.isnan(value):
+                notes.append(rho_not_identified_note(name, cands, min_evidence))
+            rho0, rho1 = (value, rho1) if name == "rho0" else (rho0, value)
+    point = VrrParams(rho0, rho1, alpha, beta, em.prior_first)
     rng = np.random.default_rng(seed)
     samples: list[VrrParams] = []
     if rows.n:
@@ -413,8 +432,8 @@ def _calibrated(
                 a_, b_ = math.nan, math.nan
             samples.append(
                 VrrParams(
-                    fit.rho0,
-                    fit.rho1,
+                    fit.rho0 if not math.isnan(rho0) else math.nan,
+                    fit.rho1 if not math.isnan(rho1) else math.nan,
                     a_ if alpha_ok else math.nan,
                     b_ if beta_ok else math.nan,
                     fit.prior_first,
@@ -432,6 +451,7 @@ def _calibrated(
     # α and β: exact intervals of their counts (a bootstrap of a few transitions is [0, 0])
     intervals["alpha"] = clopper_pearson(counts["01"], from_invalid, level)
     intervals["beta"] = clopper_pearson(counts["10"], from_valid, level)
+    intervals.update(rho_intervals)  # likewise ρ0, ρ1 when only labels identify them
     return Calibration(
         point, intervals, tuple(samples), em, counts, rows.n, level, n_boot, seed, notes
     )
@@ -548,6 +568,21 @@ class VoteTally:
         return _calibrated(
             rows, codes, n_boot=n_boot, level=level, seed=seed, min_evidence=min_evidence
         )
+
+
+def labelled_vote_counts(arr: FloatArray, counts: FloatArray) -> dict[str, tuple[int, int, int]]:
+    """What the labelled candidates say of the verifier's error rates, from distinct (accepts,
+    votes, lab, first) rows and how many observations have each: for ``rho0`` (accepting an
+    invalid candidate) the labelled invalid candidates with votes, their accepts and their
+    votes; for ``rho1`` (rejecting a valid one) the labelled valid candidates with votes, their
+    rejects and their votes."""
+    accepts, votes, lab = arr[:, 0], arr[:, 1], arr[:, 2]
+    out: dict[str, tuple[int, int, int]] = {}
+    for name, state in (("rho0", 0.0), ("rho1", 1.0)):
+        w = np.where((lab == state) & (votes > 0), counts, 0.0)
+        hits = accepts if state == 0.0 else votes - accepts
+        out[name] = (int(w.sum()), int((w * hits).sum()), int((w * votes).sum()))
+    return out
 
 
 def _counted_rates(codes: Any) -> tuple[float, float, dict[str, int]]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .evidence import RHO_CONSEQUENCE
 from .rule import (
     Round,
     SignMemo,
@@ -77,7 +78,8 @@ def choose_rule(
             None, "parameters not identified: no calibration for this group", None, None
         )
     if "rho0" in missing or "rho1" in missing:
-        return RuleChoice(None, f"parameters not identified: {', '.join(missing)}", None, None)
+        why = f"parameters not identified: {', '.join(missing)}; {RHO_CONSEQUENCE}"
+        return RuleChoice(None, why, None, None)
     if settings.mode == "auto" and params.j < settings.j_min:
         why = f"J = {params.j:.3f} < j_min = {settings.j_min}: the verifier cannot discriminate"
         return RuleChoice("guard", why, None, stop)

@@ -15,6 +15,14 @@ largest rate this project accepts as "about zero" for the sign of the gain; belo
 passes 0.17 quickly (10: 0.31, 5: 0.52, 1: 0.975) and the sign of G = (1−b)α − bβ can rest on
 a rate anywhere in that range. The audit reports the stop decision as depending on the rate (or
 takes the rate-free stop round, `policies.vrr.stop_round_without`) instead.
+
+ρ0 = P(accept | invalid) and ρ1 = P(reject | valid) follow the same rule where only labels
+identify them (fewer than 3 votes per candidate: the vote mixture alone cannot tell the two
+states apart): each is identified only from at least ``min_evidence`` labelled candidates of its
+state with votes, and its interval is the Clopper–Pearson interval of those candidates' votes —
+a bootstrap of a few valid candidates that all passed gives ρ1 = 0 [0, 0]. Without ρ0 and ρ1
+there is no J check and no VRR-Stop: the loop is not applicable (VRR-Guard, which estimates
+nothing, heads it only when ``vrr.mode=guard`` forces it).
 """
 
 from __future__ import annotations
@@ -50,4 +58,20 @@ def not_identified_note(name: str, n: int, state: str, min_evidence: int) -> str
     return (
         f"{name} not identified: {n} labelled repair{'s' if n != 1 else ''} of {state} "
         f"candidate, fewer than min_evidence = {min_evidence}"
+    )
+
+
+#: The consequence of an unidentified ρ0 or ρ1, as the notes and the decision state it.
+RHO_CONSEQUENCE = (
+    "the J check and VRR-Stop need rho0 and rho1: not applicable (vrr.mode=guard runs the "
+    "estimation-free Guard)"
+)
+
+
+def rho_not_identified_note(name: str, n: int, min_evidence: int) -> str:
+    """Why ρ0 or ρ1 is not identified from ``n`` labelled candidates, and what follows."""
+    state = "invalid" if name == "rho0" else "valid"
+    return (
+        f"{name} not identified: {n} labelled {state} candidate{'s' if n != 1 else ''} with "
+        f"votes, fewer than min_evidence = {min_evidence}; {RHO_CONSEQUENCE}"
     )

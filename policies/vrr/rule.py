@@ -73,7 +73,8 @@ class VrrSettings:
       passing repair could otherwise never replace a 3/4 incumbent).
     - ``sign_stability``: share of bootstrap draws that must give the point estimate's stop
       round for VRR-Stop to be trusted (else Guard: the sign is not identifiable).
-    - ``min_evidence``: the least number of labelled transitions out of a state for α or β to
+    - ``min_evidence``: the least number of labelled transitions out of a state for α or β (and
+      of labelled candidates of a state for ρ0 or ρ1, when only labels identify them) to
       be identified when the run calibrates them (`policies.vrr.evidence`: 20, why there).
     - ``rate_lower`` / ``rate_upper``: the exact intervals of α and β from the calibration; a
       rate that is not identified is searched over its interval instead of [0, 1]

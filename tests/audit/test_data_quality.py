@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from auditor.runs.summary import audit_run_counts
 from policies.data_quality import FlagFold, data_quality_section
-from policies.outcome_gaps import TASK_DRIFT
+from policies.outcome_gaps import GROUND_TRUTH_CHANGED, TASK_DRIFT
 from policies.stats.report import summarise_run
 from tests.audit.test_runs import run_inline
 from tests.audit.test_vrr_repair_quality import ingest_lats
@@ -143,6 +143,31 @@ class TestBfcl:
         assert cells(page, "task_drift")["twincheck.unknown"] == "1"
         assert cells(page, "recorded_release_differs")["traces"] == "2"
         assert TASK_DRIFT in page
+
+    def test_ground_truth_changed_between_the_releases_of_a_v3_file(self, client, alice, project):
+        from tests.importers.test_bfcl_release import (
+            SAME_TURNS_OTHER_TRUTH,
+            TRUTH_CHANGED_IN_V3,
+            v3_run,
+        )
+
+        scored, _ = v3_run(SAME_TURNS_OTHER_TRUTH)
+        changed, _ = v3_run(TRUTH_CHANGED_IN_V3)
+        data = orjson.dumps(scored) + b"\n" + orjson.dumps(changed) + b"\n"
+        upload(project, data, "BFCL_v3_multi_turn_base_result.json")
+        run = run_inline(project, policies=["twincheck"], environment="bfcl")
+        assert run.status == "done" and run.error_count == 0
+        got, page = section(client, alice, run)
+        flags = by_flag(got)
+        assert flags["recorded_release_differs"]["traces"] == 2
+        assert flags["ground_truth_changed"]["traces"] == 1 and "task_drift" not in flags
+        twincheck = per_policy(flags["ground_truth_changed"])["twincheck"]
+        assert twincheck["unknown"] == 1 and twincheck["reasons"] == {GROUND_TRUTH_CHANGED: 1}
+        assert cells(page, "ground_truth_changed")["twincheck.unknown"] == "1"
+        assert GROUND_TRUTH_CHANGED.replace("'", "&#x27;") in page
+        # the other one is scored against its release's ground truth: the actor succeeded
+        counts = audit_run_counts(run)["policies"]["twincheck"]
+        assert (counts["actor_known"], counts["actor_success"]) == (1, 1)
 
     def test_a_parallel_step(self, client, alice, project):
         from tests.importers.test_bfcl_parallel import record

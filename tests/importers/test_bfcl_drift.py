@@ -1,6 +1,7 @@
 """A BFCL run is scored only against the task it was run on: recorded user turns that differ
-from the installed bfcl-eval task make its outcome unknown, with the reason, and are flagged at
-import (older-release result files share the installed release's test ids)."""
+from the task of the run's release (the installed one, or a kept earlier release's:
+`test_bfcl_release`) make its outcome unknown, with the reason, and are flagged at import
+(older-release result files share the installed release's test ids)."""
 
 from __future__ import annotations
 
@@ -62,9 +63,12 @@ def test_file_release_from_the_name() -> None:
     assert file_release("run.jsonl") is None and file_release("") is None
 
 
-def test_matching_turns_are_scored_against_the_installed_task(ground_truth_run) -> None:
+def test_matching_turns_are_scored_against_the_task_of_the_run_s_release(
+    ground_truth_run,
+) -> None:
     events, report = imported(ground_truth_run)
     header = events[0]
+    assert header["meta"]["task_release"]["release"] == "v3"  # base_0 is the same in v3 and v4
     assert "task_drift" not in header.get("meta", {}) and "task_differs_from_installed" not in (
         report.flags
     )
@@ -81,7 +85,7 @@ def test_differing_turns_make_the_outcome_unknown_with_the_reason(ground_truth_r
     drift = events[0]["meta"]["task_drift"]
     assert drift["turns"] == [1] and drift["recorded_release"] == "v3"
     assert drift["compared"] == len(load_tasks()["multi_turn_base_0"]["question"])
-    assert report.flags["task_differs_from_installed"] == 1
+    assert report.flags["task_differs_from_release"] == 1
     result = audit(events)
     assert result.actor_success is None and result.transition == "unknown"
     assert result.unknown_reason == TASK_DRIFT

@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ._bfcl_drift import drifted_turns, file_release
+from ._bfcl_releases import ReleaseMatch, release_task, release_tasks
 from ._call_order import results_follow_calls
 from ._chat import ROLES
 from ._common import (
@@ -243,11 +244,19 @@ def _record(
     log = record.get("inference_log")
     if log is not None and not isinstance(log, list):
         raise trace.fail("$.inference_log", f"expected an array, found {short(log, 40)}")
+    # A file of an earlier release whose tasks are kept: its own release's task, never the
+    # installed one (`_bfcl_releases`)
+    kept = release_tasks(release) if release and release != installed_release() else None
+    match: ReleaseMatch | None = None
+    if kept is not None:
+        versions = kept.get(rid) or []
+        match = release_task(versions, recorded_turns(log)) if versions else None
+        task = None if match is None else match.task or versions[-1]["task"]
 
     header = trace.header(
         agent="bfcl-eval",
         model=model,
-        task={"id": rid, "benchmark": "bfcl-v4", "category": category},
+        task={"id": rid, "benchmark": f"bfcl-{release if kept else 'v4'}", "category": category},
     )
     meta = header.setdefault("meta", {})
     if release is not None:
@@ -258,9 +267,12 @@ def _record(
     trace.keep(header, record, RECORD_KEYS | set(META_KEYS), "record")
     _timing(trace, header, record)
     tool_names: set[str] = set()
+    if kept is not None:
+        _note_release(trace, header, release, match)
     if task is None:
         trace.flag(header, "task_not_found", "task_not_found", True)
-        trace.report.note_unmapped("tests not in the installed bfcl-eval data", rid)
+        where = f"the {release} release's" if kept is not None else "the installed"
+        trace.report.note_unmapped(f"tests not in {where} bfcl-eval data", rid)
         questions: list = []
     else:
         questions = task.get("question") or []
@@ -295,7 +307,7 @@ def _record(
     turn_logs, states = _split_log(trace, log)
     if states:
         meta["state_log"] = states
-    if task is not None:
+    if task is not None and kept is None:
         _check_drift(trace, header, turn_logs, questions, release)
     if log is None:
         trace.report.note_flag("no_inference_log")
@@ -348,6 +360,38 @@ def _check_drift(
         )
     elif turn_logs and not compared:
         trace.report.note_flag("task_version_unverified")
+
+
+def recorded_turns(log: list | None) -> list[dict]:
+    """The inference log's turns (each with its ``begin_of_turn_query``), states aside."""
+    return [x for x in log or () if isinstance(x, dict) and "begin_of_turn_query" in x]
+
+
+def _note_release(
+    trace: Trace, header: dict, release: str | None, match: ReleaseMatch | None
+) -> None:
+    """Say which task of the file's own release the run is scored against (`_bfcl_releases`):
+    the one its user turns match, or none — the ground truth changed between the releases it
+    may come from, or no version has its user turns (drift)."""
+    meta = header["meta"]
+    meta["installed_release"] = installed_release()
+    trace.report.note_flag("recorded_release_differs")
+    if match is None:
+        return
+    releases = list(match.releases)
+    if match.status == "matched":
+        meta["task_release"] = {"release": release, "bfcl_eval": releases}
+        trace.report.note_flag("scored_against_recorded_release")
+    elif match.status == "ground_truth_changed":
+        changed = {"recorded_release": release, "bfcl_eval": releases, "compared": match.compared}
+        trace.flag(header, "ground_truth_changed", "ground_truth_changed", changed)
+    else:
+        drift = {
+            "turns": list(match.turns),
+            "compared": match.compared,
+            "recorded_release": release,
+        }
+        trace.flag(header, "task_differs_from_release", "task_drift", drift)
 
 
 def _split_log(trace: Trace, log: list | None) -> tuple[list[dict], list]:

@@ -7,6 +7,8 @@ implementation k FAILED, each `"<assert> # Real Execution Output: <output>"`), `
 
 Per round k: a `candidate` (`round` k, `parent` the previous candidate) and a `verification`
 with `votes` = number of visible tests and `accepts` = votes − failed tests in test_feedback[k].
+A candidate that does not define the task's entry point (LATS logs: a program for another
+problem in `implementations[0]`) is kept and flagged `foreign_candidate` (`_foreign_candidates`).
 The last candidate gets `labels.valid = is_solved`; `is_passing` / `is_solved` also become
 `check` events and the outcome (success = is_solved). Records whose fields are missing, of the
 wrong type or inconsistent (lengths disagree, more failures than tests, `is_passing` contradicting
@@ -27,6 +29,7 @@ from ._common import (
     short,
     type_name,
 )
+from ._foreign_candidates import is_foreign_program
 from ._repair_layouts import (
     as_bool,
     benchmark_of,
@@ -217,6 +220,7 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
             f"failed of {last_votes} visible tests), found {is_passing}",
         )
     header = _header(trace, record, task_id, method, model, is_solved, is_passing, visible)
+    entry_point = header["task"].get("entry_point")
     if record.get("is_passing") is None:
         header.setdefault("meta", {})["is_passing_derived"] = True
     trace.turn = 0
@@ -231,6 +235,8 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
             _reflection(trace, reflections[k - 1])
         cid = f"c{k}"
         cand = trace.add("candidate", candidate_id=cid, content=impl, parent=parent, round=k)
+        if is_foreign_program(impl, entry_point):
+            trace.flag(cand, "foreign_candidate", "foreign_candidate", True)
         if k == len(impls) - 1:
             cand["labels"] = {"valid": is_solved}
             if isinstance(record.get("solution"), str) and record["solution"] != impl:

@@ -189,19 +189,20 @@ class Command(BaseCommand):
             f"run #{run.pk}: {run.status}, {counts['traces']} traces, {counts['errors']} errors"
         )
         for policy, c in counts["policies"].items():
+            stats = c.get("statistics")
             self.stdout.write(
-                f"  {policy:<10} applied {c['applied']:>5}  "
-                f"actor ok {c['actor_success']} of {c['actor_known']} known  "
-                f"guarded ok {c['guarded_success']} of {c['guarded_known']} known  "
+                f"  {policy:<10} applied {c['applied']:>5}  {success_line(c, stats)}  "
                 f"rescue {c['rescue']:>4}  harm {c['harm']:>4}  unknown {c['unknown']:>5}  "
                 f"not applicable {c['not_applicable']:>5}"
             )
-            stats = c.get("statistics")
             if stats:
                 self.stdout.write(f"             {delta_text(stats)}")
-                paired = stats.get("paired")
-                if paired:  # the two rates over one set, beside each other
-                    self.stdout.write(f"             paired (both known): {paired['text']}")
+                if stats.get("paired"):  # the first line's rates are paired: say each own set
+                    self.stdout.write(
+                        f"             each over its own known outcomes: actor ok "
+                        f"{c['actor_success']} of {c['actor_known']} known, guarded ok "
+                        f"{c['guarded_success']} of {c['guarded_known']} known"
+                    )
                 for reason, n in stats["not_applicable_reasons"].items():
                     self.stdout.write(f"             not applicable ({reason}): {n}")
             per_model = c.get("per_model") or {}
@@ -215,6 +216,23 @@ class Command(BaseCommand):
                 for p in f["policies"]
             )
             self.stdout.write(f"  flagged: {f['label']}: {f['traces']} traces ({made})")
+
+
+def success_line(c: dict, stats: dict | None) -> str:
+    """The actor's and the guarded success as the run page sets them side by side: over one
+    set, the traces whose two outcomes are both known (`policies.stats.report.paired_rates`).
+    A summary without the paired counts gives each over its own known outcomes, said so."""
+    paired = (stats or {}).get("paired")
+    if paired:
+        n = paired["n"]
+        return (
+            f"actor ok {paired['actor_k']} of {n}, guarded ok {paired['guarded_k']} of {n} "
+            f"(paired: the same {n} traces, both outcomes known)"
+        )
+    return (
+        f"actor ok {c['actor_success']} of {c['actor_known']} known  "
+        f"guarded ok {c['guarded_success']} of {c['guarded_known']} known (each over its own)"
+    )
 
 
 def _switch_execution(project: Project, on: bool) -> None:
