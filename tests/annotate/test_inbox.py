@@ -100,3 +100,20 @@ def test_the_inbox_covers_several_projects(client, bob, queue, alice):
     client.force_login(bob)
     html = client.get(reverse("annotate:inbox")).content.decode()
     assert html.count('class="inbox-row"') == 1  # a viewer's project adds nothing
+
+
+def test_the_inbox_counts_only_items_one_can_take_next(client, alice, bob, carol, queue):
+    """An item someone else holds is not "left for you" until its claim lapses."""
+    open_items = AnnotationItem.objects.filter(queue=queue, status="open").count()
+    held = item_claim(queue=queue, user=carol)
+    assert held is not None
+    client.force_login(bob)
+    html = client.get(reverse("annotate:inbox")).content.decode()
+    assert f"({open_items - 1} left)" in html
+    taken = []
+    while (item := item_claim(queue=queue, user=bob)) is not None:
+        taken.append(item.pk)
+        verdict_submit(
+            item_id=item.pk, user=bob, label=schema_for(queue, item.kind)["labels"][0]["value"]
+        )
+    assert len(taken) == open_items - 1 and held.pk not in taken
