@@ -7,7 +7,7 @@ confidence and margin over the run's thresholds).
   queue is opened when the run finishes (`open_review_queue`).
 - With another judge (``heuristic``), human verdicts decide only the pairs where that judge
   abstained (`ReviewedJudge`); elsewhere its own verdicts stand.
-- Each annotator sees one blind order; `pair_order` shows the second annotator the other one,
+- Each annotator sees one blind order; `pair_order` shows the later annotators the other one,
   so k = 2 agreeing verdicts cover both orders.
 
 A settled pair item (or an undone one) replays its trace again (`pair_flow_back`), and the
@@ -28,11 +28,14 @@ from policies.judges import Verdict as JudgeVerdict
 HUMAN_CONFIDENCE = 1.0  # a person's considered choice; the gate's margin still applies
 
 
-def pair_order(item: AnnotationItem) -> list[str] | None:
-    """The order to show next: the opposite of the last verdict's, else None (random)."""
+def pair_order(item: AnnotationItem, *, user=None) -> list[str] | None:  # type: ignore[no-untyped-def]
+    """The order to show `user` next: the opposite of the first verdict someone else gave,
+    else None (the annotator's own blind order). The first verdict, not the last, so that the
+    order an annotator is shown does not change when others answer in between."""
     last = (
         Verdict.objects.filter(item=item, skipped=False)
-        .order_by("-created_at", "-id")
+        .exclude(annotator=user)
+        .order_by("created_at", "id")
         .values_list("display_order", flat=True)
         .first()
     )

@@ -8,11 +8,13 @@ Write functions are `<entity>_<action>`, keyword-only; views only translate to a
 
 from __future__ import annotations
 
-import secrets
+import hashlib
+import hmac
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -223,7 +225,14 @@ def item_claim(
             if candidate is None:
                 return None
             # Pairs: the second annotator sees the other order, so two verdicts cover both.
-            order = (pair_order(candidate) or _random_order()) if candidate.kind == "pair" else []
+            order = (
+                (
+                    pair_order(candidate, user=user)
+                    or blind_order(item_id=candidate.pk, user_id=user.pk)
+                )
+                if candidate.kind == "pair"
+                else []
+            )
             changed = (
                 AnnotationItem.objects.filter(pk=candidate.pk)
                 .filter(free)
@@ -239,9 +248,15 @@ def item_claim(
     return None
 
 
-def _random_order() -> list[str]:
-    """The blind A/B order for one showing: which of actor and twin is shown as A."""
-    return ["actor", "twin"] if secrets.randbelow(2) == 0 else ["twin", "actor"]
+def blind_order(*, item_id: int, user_id: int) -> list[str]:
+    """The blind A/B order of a pair for one annotator: which of actor and twin is shown as A.
+    Random across items and annotators (a keyed hash under the site's secret, which annotators
+    cannot compute), yet the same each time this annotator is shown this item — a reload or a
+    lapsed and renewed claim shows the same A and B."""
+    digest = hmac.new(
+        settings.SECRET_KEY.encode(), f"pair-order:{item_id}:{user_id}".encode(), hashlib.sha256
+    ).digest()
+    return ["actor", "twin"] if digest[0] & 1 == 0 else ["twin", "actor"]
 
 
 def item_release(*, item: AnnotationItem, user) -> None:  # type: ignore[no-untyped-def]

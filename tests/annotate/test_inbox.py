@@ -73,7 +73,9 @@ def test_agreement_is_hidden_from_annotators_until_they_are_done(client, alice, 
     assert 'id="agreement-alpha"' in html and 'id="agreement-hidden"' not in html
 
 
-def test_the_trace_page_hides_decisions_of_an_item_one_holds(client, alice, bob, carol, queue):
+def test_the_trace_page_hides_decisions_of_an_item_one_may_judge(
+    client, alice, bob, carol, vera, queue
+):
     AnnotationItem.objects.exclude(kind="pair").delete()
     client.force_login(bob)
     client.get(reverse("annotate:next", args=[queue.pk]))
@@ -83,10 +85,17 @@ def test_the_trace_page_hides_decisions_of_an_item_one_holds(client, alice, bob,
     assert 'id="decisions-hidden"' in html and f"item #{item.pk}" in html
     assert "twincheck" not in html.split('id="audit"')[1].split("</section>")[0].lower()
     assert client.get(url, HTTP_HX_REQUEST="true").content.decode().count("decisions-hidden") == 1
-    client.force_login(carol)  # someone not holding it sees the decisions
+    # another annotator who may still be given the item is kept out too, before any claim
+    client.force_login(carol)
+    assert 'id="decisions-hidden"' in client.get(url).content.decode()
+    client.force_login(vera)  # a viewer gives no verdicts: nothing to keep blind
     assert 'id="decisions-hidden"' not in client.get(url).content.decode()
     client.force_login(bob)
     verdict_submit(item_id=item.pk, user=bob, label="A")
+    # the trace's other pair items (other calls of it) settled without bob
+    AnnotationItem.objects.filter(result__trace_id=item.result.trace_id).exclude(pk=item.pk).update(
+        status="done"
+    )
     assert 'id="decisions-hidden"' not in client.get(url).content.decode()
     # an owner holding the item still sees them (owners adjudicate and see who chose what)
     assert item_claim(queue=queue, user=alice).pk == item.pk
