@@ -94,7 +94,8 @@ def contrast(fg: str, bg: str) -> float:
 # are left out: a mark with one is judged by its outline.
 CHART_COLOURS = """(sel) => {
   const el = document.querySelector(sel);
-  const opaque = (c) => c && !/^rgba\\(.*,\\s*0(\\.\\d+)?\\)$/.test(c) && c !== 'transparent' && c !== 'none';
+  const opaque = (c) => c && c !== 'transparent' && c !== 'none'
+    && !/^rgba\\(.*,\\s*0(\\.\\d+)?\\)$/.test(c);
   let bg = 'rgb(255, 255, 255)';
   for (let a = el; a; a = a.parentElement) {
     const c = getComputedStyle(a).backgroundColor;
@@ -102,13 +103,16 @@ CHART_COLOURS = """(sel) => {
   }
   const marks = [], texts = [];
   const take = (list, what, c) => { if (opaque(c)) list.push({what, colour: c}); };
-  el.querySelectorAll('.scatterlayer .point, .barlayer .point path, .barlayer path.point').forEach(p => {
+  const each = (s, f) => el.querySelectorAll(s).forEach(f);
+  each('.scatterlayer .point, .barlayer .point path, .barlayer path.point', p => {
     take(marks, 'point fill', p.style.fill); take(marks, 'point outline', p.style.stroke); });
-  el.querySelectorAll('.scatterlayer .js-line').forEach(p => take(marks, 'line', p.style.stroke));
-  el.querySelectorAll('.errorbar path').forEach(p => take(marks, 'error bar', p.style.stroke));
-  el.querySelectorAll('.shapelayer path').forEach(p => take(marks, 'shape', p.style.stroke));
-  el.querySelectorAll('.legendlines path').forEach(p => take(marks, 'legend line', p.style.stroke));
-  el.querySelectorAll('.xtick text, .ytick text, .y2tick text, .gtitle, .xtitle, .ytitle, .y2title, .legendtext, .annotation-text, .bartext').forEach(
-    t => take(texts, t.getAttribute('class') + ' ' + (t.textContent || '').slice(0, 24), t.style.fill));
+  each('.scatterlayer .js-line', p => take(marks, 'line', p.style.stroke));
+  each('.errorbar path', p => take(marks, 'error bar', p.style.stroke));
+  each('.shapelayer path', p => take(marks, 'shape', p.style.stroke));
+  each('.legendlines path', p => take(marks, 'legend line', p.style.stroke));
+  each('.xtick text, .ytick text, .y2tick text, .gtitle, .xtitle, .ytitle, .y2title',
+    t => take(texts, t.getAttribute('class') + ' ' + t.textContent.slice(0, 24), t.style.fill));
+  each('.legendtext, .annotation-text, .bartext',
+    t => take(texts, t.getAttribute('class') + ' ' + t.textContent.slice(0, 24), t.style.fill));
   return {bg, marks, texts};
 }"""

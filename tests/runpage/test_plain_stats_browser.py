@@ -198,7 +198,8 @@ def test_the_run_chart_of_delta_and_every_chart_is_readable_in_dark_mode(
             term = page.locator(".policy dl.headline .term[data-term='delta']").first
             term.focus()
             page.evaluate(
-                "window.scrollTo(0, document.querySelector('.policy dl.headline').getBoundingClientRect().top + window.scrollY - 8)"
+                "window.scrollTo(0, document.querySelector('.policy dl.headline')"
+                ".getBoundingClientRect().top + window.scrollY - 8)"
             )
             shot(page, tmp_path, f"run-stats-{theme}-{width}.png", full_page=False)
             page.evaluate("document.activeElement.blur()")
