@@ -61,6 +61,31 @@ TERMS: dict[str, tuple[str, str]] = {
         "The chance of a split of rescues and harms at least this lopsided if the guard made no "
         "difference (exact McNemar test); below 0.05 is usually called significant.",
     ),
+    "roc_auc": (
+        "ROC-AUC",
+        "How well the gate's score ranks the actor's failing calls above its passing ones: 0.5 "
+        "is a coin toss, 1 ranks every failure first.",
+    ),
+    "ap": (
+        "average precision",
+        "How pure the calls the gate flags are, averaged over every threshold; compare it with "
+        "the failure prevalence, what flagging at random would score.",
+    ),
+    "known_of": (
+        "k of known (all)",
+        "A rate's count: k of the cases whose label is known, with all the cases in brackets, "
+        "so an unknown never shrinks a denominator unseen.",
+    ),
+    "theta": (
+        "θ rule",
+        "The checklist's rule: keep an answer under pushback unless the confidence in the "
+        "claims the feedback targets falls below the threshold θ.",
+    ),
+    "margin": (
+        "margin δ",
+        "How many more accept than reject votes VRR-Guard needs before it ships a repaired "
+        "candidate instead of the previous one.",
+    ),
     "holm": (
         "Holm",
         "With many categories tested at once, Holm's correction raises each p-value so that a "
