@@ -2,7 +2,8 @@
 actor and twin, and the policies' verdicts) while an annotation item on one of its audit results
 is open for them — open, short of its k verdicts, and not yet answered or skipped by them —
 whether or not they hold it right now: a look before claiming would unblind the item as surely
-as a look during it.
+as a look during it. For a pair the timeline is kept back too (`hides_timeline`): the recorded
+trajectory holds the agent's call.
 
 The item model is reached through the audit result's reverse relation: the trace page and
 annotation are sibling apps and do not import each other."""
@@ -41,3 +42,11 @@ def held_item(*, user, trace: Trace) -> Any | None:  # type: ignore[no-untyped-d
         )
         .first()
     )
+
+
+def hides_timeline(item: Any | None) -> bool:
+    """Whether the item also keeps the trace's timeline from its annotator: a pair's recorded
+    trajectory holds the agent's call at the decision point, so the timeline alone would tell
+    which of A and B is the agent's. Other kinds ask about outcomes the timeline does not
+    decide."""
+    return item is not None and getattr(item, "kind", "") == "pair"

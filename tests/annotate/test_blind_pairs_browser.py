@@ -2,8 +2,8 @@
 the exact repeat of the failed call shown just above — nothing on the item tells the sides apart
 but their content: the two candidates are "A" and "B" with the same wording and markup, in an
 order random across items and stable for one annotator on reload; the item's text names no
-actor, twin or repeat; and the trace page keeps its decisions from an annotator who may still be
-asked to judge one of its pairs.
+actor, twin or repeat; and the trace page keeps its decisions and its timeline from an annotator
+who may still be asked to judge one of its pairs.
 
 TA_DOCS_SCREENSHOTS=1 writes the pair item (1440 and 390 px, light and dark) to
 docs/screenshots."""
@@ -74,6 +74,9 @@ def test_pairs_are_blind_random_and_stable(
     page.goto(f"{live_server.url}/traces/{trace_id}/")
     assert page.locator("#decisions-hidden").is_visible()
     assert page.locator("#audit .policy-tab").count() == 0
+    # and its timeline, which holds the agent's call
+    assert page.locator("#timeline-hidden").is_visible()
+    assert page.locator("#timeline li.ev").count() == 0
 
     url = f"{live_server.url}/queues/{queue.pk}/annotate/"
     page.goto(url)

@@ -84,6 +84,13 @@ def test_the_trace_page_hides_decisions_of_an_item_one_may_judge(
     html = client.get(url).content.decode()
     assert 'id="decisions-hidden"' in html and f"item #{item.pk}" in html
     assert "twincheck" not in html.split('id="audit"')[1].split("</section>")[0].lower()
+    # a pair: the recorded timeline holds the agent's call, so it is kept back too
+    call = item.payload["call"]["name"]
+    assert 'id="timeline-hidden"' in html and call not in html.split('id="timeline"')[1]
+    events = reverse("auditor:trace-events", args=[item.result.trace_id])
+    one = reverse("auditor:trace-event", args=[item.result.trace_id, 1])
+    assert client.get(events, HTTP_HX_REQUEST="true").status_code == 403
+    assert client.get(one).status_code == 403
     assert client.get(url, HTTP_HX_REQUEST="true").content.decode().count("decisions-hidden") == 1
     # another annotator who may still be given the item is kept out too, before any claim
     client.force_login(carol)
@@ -96,7 +103,9 @@ def test_the_trace_page_hides_decisions_of_an_item_one_may_judge(
     AnnotationItem.objects.filter(result__trace_id=item.result.trace_id).exclude(pk=item.pk).update(
         status="done"
     )
-    assert 'id="decisions-hidden"' not in client.get(url).content.decode()
+    html = client.get(url).content.decode()
+    assert 'id="decisions-hidden"' not in html and 'id="timeline-hidden"' not in html
+    assert client.get(one).status_code == 200
     # an owner holding the item still sees them (owners adjudicate and see who chose what)
     assert item_claim(queue=queue, user=alice).pk == item.pk
     client.force_login(alice)
