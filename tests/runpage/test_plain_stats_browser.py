@@ -76,7 +76,7 @@ def test_headline_numbers_read_in_plain_words(page, live_server, alice, run):
     # Holm explained in one sentence wherever a Holm-adjusted p is shown
     for sec in page.locator("section.policy").all():
         if sec.locator('table.results .term[data-term="holm"]').count():
-            note = sec.locator('[data-k="holm-note"]').inner_text()
+            note = sec.locator('p.table-note [data-k="holm-note"]').inner_text()
             assert "tested at once" in note and note.count(".") == 1, note
     # every term of the brief is on the page, each with a definition the glossary carries
     terms = page.evaluate(
