@@ -8,19 +8,16 @@ Write functions are `<entity>_<action>`, keyword-only; views only translate to a
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from auditor.annotation.flowback import flow_back, revert_flow_back
-from auditor.annotation.human_gate import pair_order
+from auditor.annotation.human_gate import blind_order, pair_order
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, Verdict
 from auditor.annotation.schema import (
     FILTER_FIELDS,
@@ -246,17 +243,6 @@ def item_claim(
             candidate.refresh_from_db()
             return candidate
     return None
-
-
-def blind_order(*, item_id: int, user_id: int) -> list[str]:
-    """The blind A/B order of a pair for one annotator: which of actor and twin is shown as A.
-    Random across items and annotators (a keyed hash under the site's secret, which annotators
-    cannot compute), yet the same each time this annotator is shown this item — a reload or a
-    lapsed and renewed claim shows the same A and B."""
-    digest = hmac.new(
-        settings.SECRET_KEY.encode(), f"pair-order:{item_id}:{user_id}".encode(), hashlib.sha256
-    ).digest()
-    return ["actor", "twin"] if digest[0] & 1 == 0 else ["twin", "actor"]
 
 
 def item_release(*, item: AnnotationItem, user) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from auditor.annotation.display import item_display
+from auditor.annotation.human_gate import blind_order
 from auditor.annotation.schema import (
     DEFAULT_SCHEMA,
     AnnotationRejected,
@@ -25,7 +26,6 @@ from auditor.annotation.selectors import (
     queue_progress,
 )
 from auditor.annotation.services import (
-    blind_order,
     item_adjudicate,
     item_claim,
     item_release,
