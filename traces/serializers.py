@@ -7,6 +7,11 @@ from traces.models import Event, Trace, Upload
 
 
 class UploadSerializer(serializers.ModelSerializer):
+    # What the upload's page says: "failed" when the file finished but every trace or line of it
+    # was rejected (nothing was stored), so a client polling for "done" never takes an empty
+    # upload for a success. `shown_status` adds the page's "done with errors".
+    status = serializers.SerializerMethodField()
+    shown_status = serializers.CharField(read_only=True)
     status_url = serializers.SerializerMethodField()
     page_url = serializers.SerializerMethodField()
     project = serializers.CharField(source="project.name")
@@ -29,6 +34,7 @@ class UploadSerializer(serializers.ModelSerializer):
             "run_stated",
             "with_annotations",
             "status",
+            "shown_status",
             "progress",
             "attempts",
             "traces_accepted",
@@ -46,6 +52,9 @@ class UploadSerializer(serializers.ModelSerializer):
             "page_url",
         ]
         read_only_fields = fields
+
+    def get_status(self, obj: Upload) -> str:
+        return Upload.Status.FAILED.value if obj.rejected_all else str(obj.status)
 
     def get_status_url(self, obj: Upload) -> str:
         return self._abs(reverse("api:upload-detail", args=[obj.pk]))

@@ -1,7 +1,9 @@
 """What the annotation page shows for an item: the question's context as the annotator needs
 it — the decision point inside its turn (that turn's latest user request, then the calls and
 results before the decision), the earlier trajectory folded away — and for pairs the two
-candidates as A and B in the claim's order (nothing says which is the actor). Code is shown
+candidates as A and B in the claim's order, shaped by one function with the same wording (nothing
+says which is the actor; the context ends before the decision, so it shows a failed call and its
+error but neither candidate). Code is shown
 whole, with a diff between rounds; structured records (verifications, checks) as field tables.
 Plain text only: the template escapes it, nothing is marked safe."""
 
@@ -32,12 +34,22 @@ def _text(value: Any, limit: int = TEXT_LIMIT) -> str:
     return s if len(s) <= limit else s[:limit] + f"… ({len(s) - limit} more characters)"
 
 
-def _args(arguments: Any) -> list[dict[str, str]]:
+def _args(arguments: Any, *, by_name: bool = False) -> list[dict[str, str]]:
     """A call's arguments one per row, strings raw (code keeps its line breaks instead of the
-    \\n escapes of a JSON dump)."""
+    \\n escapes of a JSON dump). ``by_name`` sorts them by name: a pair's two candidates then
+    list their arguments in one order, whatever order the recording or the twin's generator
+    wrote them in (an order of its own would tell the sides apart)."""
+    if isinstance(arguments, str):
+        try:  # arguments recorded as a JSON text (OpenAI style) read like an object's
+            parsed = json.loads(arguments)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, Mapping):
+            arguments = parsed
     if not isinstance(arguments, Mapping):
         return [{"name": "", "text": _text(arguments, CODE_LIMIT)}] if arguments else []
-    return [{"name": str(k), "text": _text(v, CODE_LIMIT)} for k, v in arguments.items()]
+    items = sorted(arguments.items(), key=lambda kv: str(kv[0])) if by_name else arguments.items()
+    return [{"name": str(k), "text": _text(v, CODE_LIMIT)} for k, v in items]
 
 
 def _fields(ev: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -137,7 +149,7 @@ def _call_view(call: Mapping[str, Any]) -> dict[str, Any]:
         "kind": "call",
         "title": str(call.get("name") or ""),
         "body": _text(arguments, CODE_LIMIT),
-        "args": _args(arguments),
+        "args": _args(arguments, by_name=True),
     }
 
 

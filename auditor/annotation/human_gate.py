@@ -7,7 +7,7 @@ confidence and margin over the run's thresholds).
   queue is opened when the run finishes (`open_review_queue`).
 - With another judge (``heuristic``), human verdicts decide only the pairs where that judge
   abstained (`ReviewedJudge`); elsewhere its own verdicts stand.
-- Each annotator sees one blind order; `pair_order` shows the second annotator the other one,
+- Each annotator sees one blind order; `pair_order` shows the later annotators the other one,
   so k = 2 agreeing verdicts cover both orders.
 
 A settled pair item (or an undone one) replays its trace again (`pair_flow_back`), and the
@@ -16,7 +16,11 @@ run's tables are recomputed.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from typing import Any
+
+from django.conf import settings
 
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, Verdict
 from auditor.runs.models import AuditResult, AuditRun
@@ -28,16 +32,30 @@ from policies.judges import Verdict as JudgeVerdict
 HUMAN_CONFIDENCE = 1.0  # a person's considered choice; the gate's margin still applies
 
 
-def pair_order(item: AnnotationItem) -> list[str] | None:
-    """The order to show next: the opposite of the last verdict's, else None (random)."""
-    last = (
+def blind_order(*, item_id: int, user_id: int) -> list[str]:
+    """The blind A/B order of a pair for one annotator: which of actor and twin is shown as A.
+    Random across items and annotators (a keyed hash under the site's secret, which annotators
+    cannot compute), yet the same each time this annotator is shown this item — a reload or a
+    lapsed and renewed claim shows the same A and B."""
+    digest = hmac.new(
+        settings.SECRET_KEY.encode(), f"pair-order:{item_id}:{user_id}".encode(), hashlib.sha256
+    ).digest()
+    return ["actor", "twin"] if digest[0] & 1 == 0 else ["twin", "actor"]
+
+
+def pair_order(item: AnnotationItem, *, user=None) -> list[str] | None:  # type: ignore[no-untyped-def]
+    """The order to show `user` next: the opposite of the first verdict someone else gave,
+    else None (the annotator's own blind order). The first verdict, not the last, so that the
+    order an annotator is shown does not change when others answer in between."""
+    first = (
         Verdict.objects.filter(item=item, skipped=False)
-        .order_by("-created_at", "-id")
+        .exclude(annotator=user)
+        .order_by("created_at", "id")
         .values_list("display_order", flat=True)
         .first()
     )
-    if isinstance(last, list) and sorted(last) == ["actor", "twin"]:
-        return [last[1], last[0]]
+    if isinstance(first, list) and sorted(first) == ["actor", "twin"]:
+        return [first[1], first[0]]
     return None
 
 

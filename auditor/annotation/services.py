@@ -8,7 +8,6 @@ Write functions are `<entity>_<action>`, keyword-only; views only translate to a
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from auditor.annotation.flowback import flow_back, revert_flow_back
-from auditor.annotation.human_gate import pair_order
+from auditor.annotation.human_gate import blind_order, pair_order
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, Verdict
 from auditor.annotation.schema import (
     FILTER_FIELDS,
@@ -223,7 +222,14 @@ def item_claim(
             if candidate is None:
                 return None
             # Pairs: the second annotator sees the other order, so two verdicts cover both.
-            order = (pair_order(candidate) or _random_order()) if candidate.kind == "pair" else []
+            order = (
+                (
+                    pair_order(candidate, user=user)
+                    or blind_order(item_id=candidate.pk, user_id=user.pk)
+                )
+                if candidate.kind == "pair"
+                else []
+            )
             changed = (
                 AnnotationItem.objects.filter(pk=candidate.pk)
                 .filter(free)
@@ -237,11 +243,6 @@ def item_claim(
             candidate.refresh_from_db()
             return candidate
     return None
-
-
-def _random_order() -> list[str]:
-    """The blind A/B order for one showing: which of actor and twin is shown as A."""
-    return ["actor", "twin"] if secrets.randbelow(2) == 0 else ["twin", "actor"]
 
 
 def item_release(*, item: AnnotationItem, user) -> None:  # type: ignore[no-untyped-def]

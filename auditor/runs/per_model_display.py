@@ -1,6 +1,7 @@
 """The run page's effect per model: each policy's tables per model (and per run source within a
 model that has several) shaped like its run-level table, the difference of Δ between each two
-models, and the forest plot of Δ with its interval per model and per category.
+models, and the forest plot of Δ with its interval per model and per category — drawn also,
+one row a policy, as the run's chart of Δ per policy.
 
 Reads only the run's summary (`policies.stats.report.ModelTables`): no table is computed here.
 The forest plot is a plotly figure drawn by static/js/trace.js; its colours are CSS variables
@@ -118,6 +119,9 @@ def _point(label: str, d: Mapping[str, Any], *, overall: bool) -> dict[str, Any]
         "minus": max(x - ci[0], 0.0) if x is not None else None,
         "colour": COLOURS[d.get("significance") or "none"],
         "overall": overall,
+        "label": label,
+        "bounds": d.get("bounds"),
+        "n_unknown": d.get("n_unknown") or 0,
         "text": (
             f"{label}: {at} · interval [{ci[0]:.3f}, {ci[1]:.3f}]"
             f" · n {d.get('n_applicable') or 0} · unknown {d.get('n_unknown') or 0}"
@@ -125,11 +129,15 @@ def _point(label: str, d: Mapping[str, Any], *, overall: bool) -> dict[str, Any]
     }
 
 
-def forest_figure(policy: str, groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+def forest_figure(
+    title: str, groups: list[dict[str, Any]], *, bounds: bool = False
+) -> dict[str, Any] | None:
     """A forest plot of Δ (guarded − actor, over known pairs) with its headline interval per
-    model (diamonds) and per category within each model (dots), top to bottom in the table's
-    order; a row without a known pair shows its interval alone (dashed, no point). None when no
-    row has an interval."""
+    group — a model, or on the run's chart a policy — (diamonds) and per category within each
+    group (dots), top to bottom in the table's order; a row without a known pair shows its
+    interval alone (dashed, no point). With ``bounds``, a row with unknowns also marks its
+    bounds (every unknown a harm / a rescue) with open ticks. None when no row has an
+    interval."""
     points = []
     for g in groups:
         points.append(_point(g["name"], g["d"], overall=True))
@@ -176,6 +184,38 @@ def forest_figure(policy: str, groups: list[dict[str, Any]]) -> dict[str, Any] |
                 },
             }
         )
+    marked = [p for p in shown if bounds and p["bounds"] and p["n_unknown"]]
+    if marked:  # first, so that the points and intervals are drawn over it
+        data.insert(
+            0,
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "bounds (every unknown a harm / a rescue)",
+                "x": [v for p in marked for v in (*p["bounds"], None)],
+                "y": [v for p in marked for v in (p["y"], p["y"], None)],
+                "text": [
+                    v
+                    for p in marked
+                    for v in (
+                        *[
+                            f"{p['label']}: bounds [{p['bounds'][0]:.3f}, {p['bounds'][1]:.3f}]"
+                            f" with {p['n_unknown']} unknown"
+                        ]
+                        * 2,
+                        None,
+                    )
+                ],
+                "hoverinfo": "text",
+                "line": {"color": "var(--warn)", "dash": "dot", "width": 1},
+                "marker": {
+                    "symbol": "line-ns-open",
+                    "size": 16,
+                    "color": "var(--warn)",
+                    "line": {"color": "var(--warn)", "width": 2},
+                },
+            },
+        )
     alone = [p for p in shown if p["x"] is None]
     if alone:
         data.append(
@@ -193,7 +233,7 @@ def forest_figure(policy: str, groups: list[dict[str, Any]]) -> dict[str, Any] |
     return {
         "data": data,
         "layout": {
-            "title": {"text": f"{policy}: Δ success per model and category", "font": {"size": 14}},
+            "title": {"text": title, "font": {"size": 14}},
             "height": MARGIN_PX + ROW_PX * len(shown),
             "margin": {"l": 10, "r": 10, "t": 40, "b": 56},
             # two short lines: one would be cut at a phone's width, where the plot is ~200 px
@@ -221,4 +261,16 @@ def attach(table: dict[str, Any], link: Callable[..., str]) -> None:
     table["models"] = groups
     table["models_shown"] = len(groups) > 1 or any(g["sources"] for g in groups)
     table["model_diffs"] = model_differences(summary)
-    table["forest"] = forest_figure(table["policy"], groups) if table["models_shown"] else None
+    table["forest"] = (
+        forest_figure(f"{table['policy']}: Δ success per model and category", groups)
+        if table["models_shown"]
+        else None
+    )
+
+
+def run_delta_figure(tables: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The run page's chart: each policy's Δ with its interval and bounds, one row a policy
+    (the per-model forest plot's drawing, the policies as its groups). None when no policy has
+    an interval."""
+    groups = [{"name": t["policy"], "d": t["d"], "categories": []} for t in tables]
+    return forest_figure("Δ success per policy (guarded − actor)", groups, bounds=True)

@@ -5,7 +5,7 @@ others withhold.
 Reads the ``overall`` (or per-category) effect that `policies.stats.report.effect` stored in the
 run's summary. Rules, all of them consequences of "never hide an unknown":
 
-- n_unknown is shown next to every Δ;
+- the unknowns are shown next to every Δ, with one sentence of what the Δ means;
 - Δ over known pairs is labelled as such, beside the bounds (every unknown a harm / a rescue);
 - a degenerate interval (low = high, e.g. [0, 0]) is never shown while unknowns exist — not
   even from a summary stored before the policies computed bounds;
@@ -42,7 +42,7 @@ def _counts(c: Any, fallback_rate: Any) -> dict[str, Any]:
             "known": c.get("known"),
             "n": c.get("n"),
             "rate": c.get("rate"),
-            "text": f"{c.get('successes')} of {c.get('known')} known",
+            "text": f"{c.get('successes')} of the {c.get('known')} with a known outcome",
         }
     return {"successes": None, "known": None, "n": None, "rate": fallback_rate, "text": None}
 
@@ -108,12 +108,18 @@ def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
     else:
         significance = "nonsig"
     delta_known = o.get("delta_known", o.get("delta"))
+    # Traces of unknown transition: the Δ's unknown pairs, plus exact replays of an unknown
+    # outcome (the guarded run is the actor's, so they cannot move Δ either way).
+    unknown_traces = max(int(transitions.get("unknown") or 0), int(n_unknown or 0))
+    n_known = o.get("n_known", o.get("n_paired"))
     return {
         "n": o.get("n"),
         "n_applicable": o.get("n_applicable", o.get("n")),
         "n_not_applicable": o.get("n_not_applicable", transitions.get("not_applicable", 0)),
-        "n_known": o.get("n_known", o.get("n_paired")),
+        "n_known": n_known,
         "n_unknown": n_unknown,
+        "unknown_traces": unknown_traces,
+        "unknown_replays": unknown_traces - int(n_unknown or 0),
         "delta_known": delta_known,
         "ci_known": ci_known,
         "ci_known_withheld": withheld,
@@ -130,7 +136,77 @@ def delta_display(o: Mapping[str, Any] | None) -> dict[str, Any]:
         "paired": _paired(o.get("paired")),
         "transitions": dict(transitions),
         "mcnemar_p": o.get("mcnemar_p"),
+        "meaning": delta_meaning(
+            delta_known=delta_known,
+            n_known=n_known,
+            n_paired=(o.get("paired") or {}).get("n")
+            if isinstance(o.get("paired"), Mapping)
+            else None,
+            n_unknown=int(n_unknown or 0),
+            bounds=bounds,
+            significance=significance,
+            n_applicable=o.get("n_applicable", o.get("n")),
+            n_not_applicable=o.get("n_not_applicable", transitions.get("not_applicable", 0)),
+        ),
     }
+
+
+def _points(x: float) -> str:
+    """A difference of rates as "n in 100" (one decimal when it is not whole)."""
+    v = abs(x) * 100
+    return f"{v:.0f}" if abs(v - round(v)) < 0.05 else f"{v:.1f}"
+
+
+def delta_meaning(
+    *,
+    delta_known: Any,
+    n_known: Any,
+    n_paired: Any,
+    n_unknown: int,
+    bounds: list[float] | None,
+    significance: str,
+    n_applicable: Any,
+    n_not_applicable: Any,
+) -> str:
+    """The Δ in one plain sentence or two: what it says, over which traces, whether its
+    interval rules out chance, and how far the unknowns could move it."""
+    if not n_applicable and n_not_applicable:
+        return "The policy had nothing to decide on any trace, so there is no effect to report."
+    if not isinstance(delta_known, int | float):
+        text = "No trace has both outcomes known yet, so the effect cannot be measured"
+        return text + (
+            f": {n_unknown} trace{'s' if n_unknown != 1 else ''} await an annotator's verdict."
+            if n_unknown
+            else "."
+        )
+    n = int(n_known or 0)
+    over = f"Over the {n} trace{'s' if n != 1 else ''} where the two runs' difference is known"
+    replays = n - int(n_paired) if isinstance(n_paired, int) else 0
+    if replays > 0:
+        over += (
+            f" ({n_paired} with both outcomes known, {replays} exact replay"
+            f"{'s' if replays != 1 else ''} of an unknown outcome: no difference)"
+        )
+    if abs(delta_known) < 1e-12:
+        text = f"{over}, the guard made no difference on balance: as many rescues as harms."
+    else:
+        more = "more" if delta_known > 0 else "fewer"
+        k = round(abs(delta_known) * n)
+        text = (
+            f"{over}, the guarded run succeeds on {k} {more} than the actor "
+            f"({_points(delta_known)} {more} in 100 tasks)."
+        )
+    text += {
+        "sig-pos": " Its interval lies above 0: unlikely to be chance.",
+        "sig-neg": " Its interval lies below 0: unlikely to be chance.",
+        "nonsig": " Its interval includes 0: it could be chance.",
+    }.get(significance, "")
+    if n_unknown and bounds:
+        text += (
+            f" {n_unknown} trace{'s' if n_unknown != 1 else ''} of unknown outcome could move it "
+            f"anywhere from {bounds[0]:+.3f} to {bounds[1]:+.3f}."
+        )
+    return text
 
 
 def _fmt(x: Any) -> str:
@@ -216,3 +292,60 @@ def did_text(d: Mapping[str, Any]) -> str:
         f"(interval {_fmt_interval(_interval(d.get('ci')))}, worst/best "
         f"{_fmt_interval(_interval(d.get('bounds')))}, {d.get('n_unknown')} unknown)"
     )
+
+
+def _n(k: int, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
+
+
+def headline_says(
+    d: Mapping[str, Any], *, n_traces: int, applied: int, mcnemar_p: Any
+) -> dict[str, str]:
+    """One plain sentence under each headline number of a policy (`delta_display` ``d``), every
+    count over the same set: the policy's applicable traces, out of the run's ``n_traces``."""
+    tr = d.get("transitions") or {}
+    applicable = int(d.get("n_applicable") or 0)
+    na = int(d.get("n_not_applicable") or 0)
+    rescue, harm = int(tr.get("rescue") or 0), int(tr.get("harm") or 0)
+    if isinstance(mcnemar_p, int | float):
+        p = (
+            f"p = {mcnemar_p:.3g}: a split this lopsided would be rare if the guard changed "
+            "nothing."
+            if mcnemar_p < 0.05
+            else f"p = {mcnemar_p:.3g}: a split like this could well happen by chance."
+        )
+    else:
+        p = "No p-value: there is no rescue or harm to test."
+    unknown_traces = int(d.get("unknown_traces") or 0)
+    n_unknown = int(d.get("n_unknown") or 0)
+    if unknown_traces:
+        unknown = (
+            f"{_n(unknown_traces, 'trace')} of the {applicable} applicable "
+            f"{'has' if unknown_traces == 1 else 'have'} an outcome not known yet; "
+            f"{n_unknown} of them could move Δ. An annotator's verdict settles each."
+        )
+    else:
+        unknown = f"Every outcome of the {applicable} applicable traces is known."
+    return {
+        "scope": (
+            f"{applicable} of the run's {_n(n_traces, 'trace')} are applicable"
+            + (f" ({na} not applicable)" if na else "")
+            + f"; the policy intervened in {applied} of those {applicable}."
+        ),
+        "rescue_harm": (
+            f"Of the {applicable} applicable traces, the guard fixed {_n(rescue, 'task')} the "
+            f"actor failed and broke {_n(harm, 'task')} the actor got right."
+        ),
+        "mcnemar": p,
+        "unknown": unknown,
+        "success": (
+            "Each rate is over the traces where its own outcome is known; the paired line "
+            "compares both over the same traces."
+        ),
+        "na": (
+            f"The policy had nothing to decide on {na} of the run's {_n(n_traces, 'trace')}; they "
+            "are left out of every number above."
+            if na
+            else "The policy could decide on every trace."
+        ),
+    }

@@ -25,7 +25,7 @@ from auditor.runs.services import (
     audit_run_create,
     audit_run_retry_errors,
 )
-from auditor.runs.stats_display import delta_display
+from auditor.runs.stats_display import delta_display, headline_says
 from auditor.runs.trace_usage import trace_usage_per_model, usage_display
 from auditor.runs.twincheck import twincheck_display
 from common.rendering import render_page_or_fragment
@@ -139,6 +139,12 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         per_model_display.attach(
             t, lambda base=base, model="", **kw: _list_url(project.pk, **base, **kw, model=model)
         )
+        t["says"] = headline_says(
+            t["d"],
+            n_traces=int(t["summary"].get("n_traces") or 0),
+            applied=int(t["summary"].get("applied") or 0),
+            mcnemar_p=t["overall"].get("mcnemar_p"),
+        )
     # Its id only: a run's summary can be megabytes.
     previous = (
         AuditRun.objects.filter(project=project, pk__lt=run.pk).order_by("-pk").only("pk").first()
@@ -150,6 +156,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "run": run,
             "project": project,
             "tables": tables,
+            "delta_chart": per_model_display.run_delta_figure(tables) if tables else None,
             "errors": selectors.run_errors(run=run),
             "can_run": trace_selectors.can_write(user=request.user, project=project),
             "calibrations": run.calibrations.order_by("model", "verifier"),

@@ -1,6 +1,9 @@
-"""Blindness on the trace page: an annotator holding an annotation item on one of this trace's
-audit results does not see the trace's decision details (they name actor and twin, and the
-policies' verdicts) until they give their verdict, skip it or their claim lapses.
+"""Blindness on the trace page: an annotator does not see a trace's decision details (they name
+actor and twin, and the policies' verdicts) while an annotation item on one of its audit results
+is open for them — open, short of its k verdicts, and not yet answered or skipped by them —
+whether or not they hold it right now: a look before claiming would unblind the item as surely
+as a look during it. For a pair the timeline is kept back too (`hides_timeline`): the recorded
+trajectory holds the agent's call.
 
 The item model is reached through the audit result's reverse relation: the trace page and
 annotation are sibling apps and do not import each other."""
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Case, F, IntegerField, Q, Value, When
 from django.utils import timezone
 
 from auditor.runs.models import AuditResult
@@ -17,23 +21,32 @@ from traces.models import Trace
 
 
 def held_item(*, user, trace: Trace) -> Any | None:  # type: ignore[no-untyped-def]
-    """The open annotation item on this trace that the user holds a live claim on and has not
-    answered, or None. Owners are not kept out: they adjudicate, and the queue page shows them
-    who chose actor or twin anyway."""
+    """The open annotation item on this trace that the annotator may still be asked to judge
+    (the one they hold a live claim on first), or None. Only the annotator role is kept out:
+    owners adjudicate, and the queue page shows them who chose actor or twin anyway; viewers
+    give no verdicts."""
     if not getattr(user, "is_authenticated", False) or getattr(user, "project", None):
         return None
-    if trace_selectors.role_of(user=user, project=trace.project) == "owner":
+    if trace_selectors.role_of(user=user, project=trace.project) != "annotator":
         return None
     item_model = AuditResult._meta.get_field("annotation_items").related_model
+    mine = Q(claimed_by=user, lease_until__gt=timezone.now())
     return (
         item_model.objects.filter(
-            result__trace=trace,
-            claimed_by=user,
-            status="open",
-            lease_until__gt=timezone.now(),
+            result__trace=trace, status="open", verdicts_count__lt=F("queue__k")
         )
         .exclude(verdicts__annotator=user)
         .select_related("queue")
-        .order_by("id")
+        .order_by(
+            Case(When(mine, then=Value(0)), default=Value(1), output_field=IntegerField()), "id"
+        )
         .first()
     )
+
+
+def hides_timeline(item: Any | None) -> bool:
+    """Whether the item also keeps the trace's timeline from its annotator: a pair's recorded
+    trajectory holds the agent's call at the decision point, so the timeline alone would tell
+    which of A and B is the agent's. Other kinds ask about outcomes the timeline does not
+    decide."""
+    return item is not None and getattr(item, "kind", "") == "pair"

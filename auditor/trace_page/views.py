@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 from django.http import Http404, HttpRequest, HttpResponse
@@ -22,7 +23,7 @@ from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
-from auditor.trace_page.blind import held_item
+from auditor.trace_page.blind import held_item, hides_timeline
 from auditor.trace_page.events import event_view
 from auditor.trace_page.text import pretty
 from auditor.trace_page.turns import group_by_turn
@@ -179,17 +180,28 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx["outcome"] = shown_outcome(
         recorded=trace.outcome_success, audited=audited, run_id=run.pk if run else None
     )
-    if not wants_fragment(request):  # a policy or run tab changes only the audit part
+    if hides_timeline(held):
+        ctx.update(events=[], next_seq=None, after_seq=None, timeline_hidden=True)
+    elif not wants_fragment(request):  # a policy or run tab changes only the audit part
         after_seq = _int_param(request, "after_seq")
         events, next_seq = _event_window(trace, after_seq)
         ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)
     return render_page_or_fragment(request, "auditor/trace.html", ctx, fragment="#audit")
 
 
+def _refuse_if_blind(request: HttpRequest, trace: Trace) -> None:
+    """403 for an event of a trace whose timeline is kept from this annotator (`blind`)."""
+    if hides_timeline(held_item(user=request.user, trace=trace)):
+        raise PermissionDenied(
+            "This trace's events are hidden while one of its pairs waits for your verdict."
+        )
+
+
 @login_required
 def trace_events(request: HttpRequest, pk: int) -> HttpResponse:
     """The next window of the timeline (htmx "load more"); without htmx, the page from there."""
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
+    _refuse_if_blind(request, trace)
     after_seq = _int_param(request, "after_seq")
     if not wants_fragment(request):
         query = {**_state(request), **({"after_seq": after_seq} if after_seq is not None else {})}
@@ -211,6 +223,7 @@ def trace_events(request: HttpRequest, pk: int) -> HttpResponse:
 def trace_event(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
     """One event in full: the body of a folded event (htmx), or a page of its own."""
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
+    _refuse_if_blind(request, trace)
     row = trace_selectors.event_list(trace=trace).filter(seq=seq).values("seq", "line", "payload")
     row = row.first()
     if row is None:

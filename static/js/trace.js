@@ -32,18 +32,29 @@
 
   function colours() {
     var cs = getComputedStyle(document.body);
+    var way = [];
+    for (var i = 1; i <= 6; i++) {
+      var v = cs.getPropertyValue("--chart-" + i).trim();
+      if (v) way.push(v);
+    }
     return {
       fg: cs.color,
       line: cs.getPropertyValue("--line").trim() || "#dfe3ea",
-      muted: cs.getPropertyValue("--muted").trim() || "#667085"
+      muted: cs.getPropertyValue("--muted").trim() || "#667085",
+      colorway: way
     };
   }
 
+  // The layout in the theme: transparent backgrounds, the page's text colour, its grid and
+  // axis lines, the theme's series colours (--chart-1…6, each readable on this theme's
+  // background) as plotly's colorway, and any var(--…) in shapes and annotations resolved.
   function themed(layout) {
     var c = colours();
-    var out = Object.assign({}, layout);
+    var out = resolved(Object.assign({}, layout));
     out.paper_bgcolor = "rgba(0,0,0,0)";
     out.plot_bgcolor = "rgba(0,0,0,0)";
+    if (c.colorway.length) out.colorway = c.colorway;
+    if (out.legend) out.legend = Object.assign({}, out.legend, { font: { color: c.fg } });
     out.font = Object.assign({}, layout.font || {}, { color: c.fg });
     Object.keys(out).forEach(function (k) {
       if (/^[xy]axis\d*$/.test(k)) {
@@ -100,7 +111,8 @@
       var fig;
       try { fig = JSON.parse(figures[id]); } catch (e) { return; }
       el.dataset.drawn = "1";
-      if (figures[id].indexOf("var(--") >= 0) el.taFigure = fig;
+      // kept to draw again in the other theme's colours (its colorway and var(--…) colours)
+      el.taFigure = fig;
       // A figure of a given height keeps it when plotly resizes the chart to its box.
       if (fig.layout && fig.layout.height) el.style.height = fig.layout.height + "px";
       window.Plotly.newPlot(el, resolved(fig.data || []), themed(fig.layout || {}), {

@@ -73,7 +73,9 @@ def test_agreement_is_hidden_from_annotators_until_they_are_done(client, alice, 
     assert 'id="agreement-alpha"' in html and 'id="agreement-hidden"' not in html
 
 
-def test_the_trace_page_hides_decisions_of_an_item_one_holds(client, alice, bob, carol, queue):
+def test_the_trace_page_hides_decisions_of_an_item_one_may_judge(
+    client, alice, bob, carol, vera, queue
+):
     AnnotationItem.objects.exclude(kind="pair").delete()
     client.force_login(bob)
     client.get(reverse("annotate:next", args=[queue.pk]))
@@ -82,12 +84,28 @@ def test_the_trace_page_hides_decisions_of_an_item_one_holds(client, alice, bob,
     html = client.get(url).content.decode()
     assert 'id="decisions-hidden"' in html and f"item #{item.pk}" in html
     assert "twincheck" not in html.split('id="audit"')[1].split("</section>")[0].lower()
+    # a pair: the recorded timeline holds the agent's call, so it is kept back too
+    call = item.payload["call"]["name"]
+    assert 'id="timeline-hidden"' in html and call not in html.split('id="timeline"')[1]
+    events = reverse("auditor:trace-events", args=[item.result.trace_id])
+    one = reverse("auditor:trace-event", args=[item.result.trace_id, 1])
+    assert client.get(events, HTTP_HX_REQUEST="true").status_code == 403
+    assert client.get(one).status_code == 403
     assert client.get(url, HTTP_HX_REQUEST="true").content.decode().count("decisions-hidden") == 1
-    client.force_login(carol)  # someone not holding it sees the decisions
+    # another annotator who may still be given the item is kept out too, before any claim
+    client.force_login(carol)
+    assert 'id="decisions-hidden"' in client.get(url).content.decode()
+    client.force_login(vera)  # a viewer gives no verdicts: nothing to keep blind
     assert 'id="decisions-hidden"' not in client.get(url).content.decode()
     client.force_login(bob)
     verdict_submit(item_id=item.pk, user=bob, label="A")
-    assert 'id="decisions-hidden"' not in client.get(url).content.decode()
+    # the trace's other pair items (other calls of it) settled without bob
+    AnnotationItem.objects.filter(result__trace_id=item.result.trace_id).exclude(pk=item.pk).update(
+        status="done"
+    )
+    html = client.get(url).content.decode()
+    assert 'id="decisions-hidden"' not in html and 'id="timeline-hidden"' not in html
+    assert client.get(one).status_code == 200
     # an owner holding the item still sees them (owners adjudicate and see who chose what)
     assert item_claim(queue=queue, user=alice).pk == item.pk
     client.force_login(alice)
@@ -100,3 +118,20 @@ def test_the_inbox_covers_several_projects(client, bob, queue, alice):
     client.force_login(bob)
     html = client.get(reverse("annotate:inbox")).content.decode()
     assert html.count('class="inbox-row"') == 1  # a viewer's project adds nothing
+
+
+def test_the_inbox_counts_only_items_one_can_take_next(client, alice, bob, carol, queue):
+    """An item someone else holds is not "left for you" until its claim lapses."""
+    open_items = AnnotationItem.objects.filter(queue=queue, status="open").count()
+    held = item_claim(queue=queue, user=carol)
+    assert held is not None
+    client.force_login(bob)
+    html = client.get(reverse("annotate:inbox")).content.decode()
+    assert f"({open_items - 1} left)" in html
+    taken = []
+    while (item := item_claim(queue=queue, user=bob)) is not None:
+        taken.append(item.pk)
+        verdict_submit(
+            item_id=item.pk, user=bob, label=schema_for(queue, item.kind)["labels"][0]["value"]
+        )
+    assert len(taken) == open_items - 1 and held.pk not in taken

@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from auditor.annotation.display import item_display
+from auditor.annotation.human_gate import blind_order
 from auditor.annotation.schema import (
     DEFAULT_SCHEMA,
     AnnotationRejected,
@@ -25,9 +26,9 @@ from auditor.annotation.selectors import (
     queue_progress,
 )
 from auditor.annotation.services import (
-    _random_order,
     item_adjudicate,
     item_claim,
+    item_release,
     queue_create,
     queue_update,
     verdict_submit,
@@ -276,9 +277,25 @@ def test_pair_verdict_is_deblinded_and_logs_the_order_shown(run, alice):
         assert v.label == order[0] and v.shown_label == "A" and v.display_order == order
         assert v.fatal is True
         orders.add(tuple(order))
-    assert orders  # random per claim; both orders occur over many claims (below)
-    seen = {tuple(_random_order()) for _ in range(200)}
+    assert orders  # random per item and annotator; both occur over many of them (below)
+    seen = {tuple(blind_order(item_id=i, user_id=u)) for i in range(40) for u in range(5)}
     assert seen == {("actor", "twin"), ("twin", "actor")}
+
+
+def test_pair_order_is_stable_per_item_and_annotator(run, alice, bob):
+    """The same annotator sees the same A and B for an item after a release and a new claim;
+    another annotator, after the first verdict, sees the other order."""
+    queue = queue_create(run=run, name="stable", kinds=["pair"], k=2)
+    first = item_claim(queue=queue, user=bob)
+    assert first is not None
+    order = list(first.claim_order)
+    assert order == blind_order(item_id=first.pk, user_id=bob.pk)
+    item_release(item=first, user=bob)
+    again = item_claim(queue=queue, user=bob)
+    assert again is not None and again.pk == first.pk and list(again.claim_order) == order
+    verdict_submit(item_id=again.pk, user=bob, label="A")
+    other = item_claim(queue=queue, user=alice)
+    assert other is not None and other.pk == first.pk and list(other.claim_order) == order[::-1]
 
 
 # --- agreement ---------------------------------------------------------------------------

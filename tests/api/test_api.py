@@ -152,3 +152,27 @@ def test_openapi_schema_served(api):
     r = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert r.status_code == 200
     assert b"/api/uploads/" in r.content
+
+
+def test_status_is_failed_when_every_line_was_rejected(api):
+    """The page calls an upload that stored nothing "failed"; the API says the same."""
+    bad = b'{"trace_id": "b", "type": "message", "role": "robot"}\n'
+    r = api.post("/api/uploads/", data=bad, content_type="application/x-ndjson")
+    upload_process(upload_id=r.json()["id"])
+    body = api.get(r.json()["status_url"]).json()
+    assert Upload.objects.get(pk=body["id"]).status == "done"  # the job itself finished
+    assert (body["status"], body["shown_status"], body["traces_accepted"]) == (
+        "failed",
+        "failed",
+        0,
+    )
+    listed = {u["id"]: u for u in api.get("/api/uploads/").json()}
+    assert listed[body["id"]]["status"] == "failed"
+
+
+def test_status_stays_done_when_some_traces_were_stored(api):
+    bad = jsonl(simple_trace("a")) + b'{"trace_id": "b", "type": "message", "role": "robot"}\n'
+    r = api.post("/api/uploads/", data=bad, content_type="application/x-ndjson")
+    upload_process(upload_id=r.json()["id"])
+    body = api.get(r.json()["status_url"]).json()
+    assert (body["status"], body["shown_status"]) == ("done", "done with errors")

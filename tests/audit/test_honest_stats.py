@@ -93,7 +93,8 @@ def test_the_stored_summary_has_bounds_and_no_degenerate_interval(hidden_harms):
     d = delta_display(o)
     assert d["ci"][0] < 0 and d["ci_kind"] == "with_unknowns" and d["ci_known_withheld"]
     assert d["significance"] in {"sig-neg", "nonsig"}
-    assert d["guarded"]["text"] == "6 of 6 known" and d["actor"]["text"] == "10 of 10 known"
+    assert d["guarded"]["text"] == "6 of the 6 with a known outcome"
+    assert d["actor"]["text"] == "10 of the 10 with a known outcome"
     assert run.summary["checklist"]["not_applicable"] == {NA_REASON: 2}
 
 
@@ -110,16 +111,17 @@ def test_no_page_shows_a_zero_interval(client, alice, project, hidden_harms):
         assert r.status_code == 200, name
         body = r.content.decode()
         _no_zero_ci(body)
-        # Δ beside its unknowns' count and its bounds: the panels' "n_unknown" and "bounds",
-        # the tables' unknown column and "worst to best case"
-        assert "n_unknown" in body or ">unknown<" in body, name
+        # the unknowns beside the Δ (the headline's count, a table's unknown column or "· 4
+        # unknown") and the bounds ("bounds" or the tables' "worst to best case")
+        assert 'data-n-unknown="4"' in body or "· 4 unknown" in body or ">unknown<" in body, name
         assert "bounds" in body or "worst to best case (unknowns all harms" in body, name
+        assert "n_unknown" not in body, name  # no raw field name on a page
         assert "[-0.400, 0.000]" in body, name  # the bounds, printed
     run_page = client.get(pages["run"]).content.decode()
     assert f"{NA_REASON}: 2" in run_page and "not applicable" in run_page
     assert "transition=not_applicable" in run_page  # the filter link to those traces
-    assert "withheld (degenerate while unknowns exist)" in run_page
-    assert "6 of 6 known" in run_page
+    assert "withheld (it would read as certainty while unknowns exist)" in run_page
+    assert "6 of the 6 with a known outcome" in run_page
 
 
 def test_audit_json_and_its_text_show_no_zero_interval(hidden_harms):

@@ -46,7 +46,7 @@ def test_audit_json_carries_the_per_model_tables(run):
     counts = audit_run_counts(run)["policies"]["commit"]
     assert sorted(counts["per_model"]) == MODELS
     gpt = counts["per_model"]["gpt-4o"]
-    assert gpt["n_traces"] == 200 and gpt["actor"]["text"] == "109 of 200 known"
+    assert gpt["n_traces"] == 200 and gpt["actor"]["text"] == "109 of the 200 with a known outcome"
     assert "false_presupposition" in gpt["per_category"]
     assert len(counts["model_differences"]) == 3
     json.dumps(counts, allow_nan=False)

@@ -17,7 +17,7 @@ from django.test.testcases import LiveServerThread
 
 from auditor.annotation.services import queue_create
 from tests.annotate.conftest import make_run
-from tests.browsing import WIDE, login, shot, watch
+from tests.browsing import WIDE, contrast, login, shot, watch
 from tests.builders.events import Events
 from tests.builders.v1 import jsonl
 from traces.models import Trace
@@ -65,20 +65,6 @@ NARROW_CELLS = """() => {
   }
   return out.slice(0, 10);
 }"""
-
-
-def luminance(rgb: str) -> float:
-    r, g, b = (int(x) / 255 for x in re.findall(r"[\d.]+", rgb)[:3])
-
-    def lin(c: float) -> float:
-        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
-
-    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
-
-
-def contrast(fg: str, bg: str) -> float:
-    hi, lo = sorted((luminance(fg), luminance(bg)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 def test_contrast_formula_matches_wcag_examples():

@@ -119,7 +119,8 @@ def test_vrr_panel_reads_votes_from_events_and_marks_rounds():
     assert [r["votes"] for r in p["rows"]] == ["2/5", "4/5"]
     assert p["rows"][1]["stop"] and p["rows"][0]["guard"]
     names = [t["name"] for t in p["figure"]["data"]]
-    assert "belief b_k" in names and "gain G_k" in names and "true validity" in names
+    assert "belief after the votes" in names and "true validity" in names
+    assert "expected gain of one more repair" in names
     assert not p["missing"]
     assert vrr_panel({})["figure"] is None
 

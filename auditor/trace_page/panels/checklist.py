@@ -32,12 +32,13 @@ def _theta_line(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             "x1": 1,
             "y0": theta,
             "y1": theta,
-            "line": {"color": "#667085", "width": 1, "dash": "dash"},
+            "line": {"color": "var(--muted)", "width": 1, "dash": "dash"},
         }
     ]
 
 
-FEEDBACK_COLOURS = {True: "#1d7a46", False: "#b42318", None: "#98a2b3"}
+#: The theme's colours (static/js/trace.js resolves them from the page's CSS).
+FEEDBACK_COLOURS = {True: "var(--ok)", False: "var(--bad)", None: "var(--muted)"}
 
 
 def _segments(pts: list[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
@@ -195,7 +196,7 @@ def checklist_panel(
                     "y": 0.02,
                     "yref": "paper",
                     "showarrow": False,
-                    "font": {"color": "#a15c00", "size": 11},
+                    "font": {"color": "var(--warn)", "size": 11},
                     "text": "⚑ " + str(f.get("flag", "flag")).replace("_", " "),
                 }
             )

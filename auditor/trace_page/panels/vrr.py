@@ -77,7 +77,11 @@ def vrr_panel(
                 ],
                 "text": [f"{votes[k][0]}/{votes[k][1]}" if k in votes else "" for k in xs],
                 "textposition": "inside",
-                "marker": {"color": "rgba(47, 91, 211, 0.18)"},
+                "insidetextfont": {"color": "var(--fg)"},
+                "marker": {
+                    "color": "var(--chart-fill)",
+                    "line": {"color": "var(--chart-1)", "width": 1},
+                },
             }
         )
     if beliefs:
@@ -85,10 +89,10 @@ def vrr_panel(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": "belief b_k",
+                "name": "belief after the votes",
                 "x": xs[: len(beliefs)],
                 "y": [finite(b) for b in beliefs],
-                "line": {"color": "#2f5bd3"},
+                "line": {"color": "var(--chart-1)"},
             }
         )
     if priors:
@@ -96,10 +100,10 @@ def vrr_panel(
             {
                 "type": "scatter",
                 "mode": "lines",
-                "name": "prior b⁻_k",
+                "name": "belief before the votes",
                 "x": xs[: len(priors)],
                 "y": [finite(b) for b in priors],
-                "line": {"color": "#2f5bd3", "dash": "dot"},
+                "line": {"color": "var(--chart-1)", "dash": "dot"},
             }
         )
     if gains:
@@ -107,11 +111,11 @@ def vrr_panel(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": "gain G_k",
+                "name": "expected gain of one more repair",
                 "x": xs[: len(gains)],
                 "y": [finite(g) for g in gains],
                 "yaxis": "y2",
-                "line": {"color": "#b54708"},
+                "line": {"color": "var(--chart-2)"},
             }
         )
     known = [(k, v) for k, v in enumerate(validity[:n_rounds]) if isinstance(v, bool)]
@@ -126,16 +130,16 @@ def vrr_panel(
                 "marker": {
                     "symbol": ["circle" if v else "x" for _, v in known],
                     "size": 12,
-                    "color": ["#1d7a46" if v else "#b42318" for _, v in known],
+                    "color": ["var(--ok)" if v else "var(--bad)" for _, v in known],
                 },
             }
         )
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     markers = (
-        ("actor_round", "actor shipped", "#667085", 1.0),
-        ("stop_round", "VRR-Stop", "#b42318", 0.92),
-        ("guard_round", "VRR-Guard", "#6941c6", 0.84),
+        ("actor_round", "actor shipped", "var(--muted)", 1.0),
+        ("stop_round", "VRR-Stop", "var(--bad)", 0.92),
+        ("guard_round", "VRR-Guard", "var(--chart-3)", 0.84),
     )
     for key, text, colour, y in markers:
         x = record.get(key)
