@@ -195,7 +195,7 @@ def by_span(events: Iterable[Mapping[str, Any]], spans: list[Any]) -> list[Node]
     # Attach spans under their parents: every span reachable from a root, cycles broken.
     kids: dict[str, list[str]] = {}
     for sid in nodes:
-        p = parent.get(sid)
+        p = parent.get(sid, "")
         if p in nodes:
             kids.setdefault(p, []).append(sid)
     placed: set[str] = set()
@@ -232,7 +232,7 @@ def _aggregate(roots: list[Node]) -> None:
         t = n.timing
         lo = t.start
         hi = lo + t.duration if lo is not None and t.duration is not None else lo
-        events = n.kind == "event"
+        events = int(n.kind == "event")
         total = n.usage
         for c in n.children:
             events += c.events

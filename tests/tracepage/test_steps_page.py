@@ -137,10 +137,10 @@ def test_the_tree_is_read_once_then_cached(client, alice, project):
     client.force_login(alice)
     trace = big_trace(project, 500, "cached")
     with CaptureQueriesContext(connection) as first:
-        client.get(trace.get_absolute_url())
+        assert client.get(trace.get_absolute_url()).status_code == 200
     with CaptureQueriesContext(connection) as second:
         html = client.get(trace.get_absolute_url()).content.decode()
     reads = [q["sql"] for q in first.captured_queries if "string_agg(json_build_array" in q["sql"]]
-    assert len(reads) == 1
+    assert len(reads) == 1, [q["sql"][:80] for q in first.captured_queries]
     assert len(second.captured_queries) == len(first.captured_queries) - 1
     assert len(rows(html)) == 100
