@@ -185,8 +185,14 @@ def by_span(events: Iterable[Mapping[str, Any]], spans: list[Any]) -> list[Node]
             if _int(q) is not None:
                 seq_span.setdefault(q, sid)
     roots: list[Node] = []
+    call_names: dict[str, str] = {}  # a result is named after its call, as by turn
     for e in _steps(events):
         node = _event_node(e)
+        call_id = _str(e.get("call_id"))
+        if e.get("type") == "tool_call" and call_id:
+            call_names[call_id] = node.name
+        elif e.get("type") == "tool_result" and not node.name:
+            node.name = call_names.get(call_id, "")
         sid = _str(e.get("span_id"))
         if not sid and node.seq is not None:
             sid = seq_span.get(node.seq, "")

@@ -262,7 +262,7 @@ def test_by_span_nests_spans_by_parent_with_their_events_under_them():
                         ("tool_call", "get_weather", 3, []),
                     ],
                 ),
-                ("TOOL", "get_weather", 4, [("tool_result", "", 4, [])]),
+                ("TOOL", "get_weather", 4, [("tool_result", "get_weather", 4, [])]),
                 ("LLM", "ChatCompletion", 5, [("message", "assistant", 5, [])]),
             ],
         )

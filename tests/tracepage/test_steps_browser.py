@@ -1,7 +1,8 @@
 """Real Chromium on the trace page's steps tree: rows fold and unfold by mouse and keyboard, a
 row's link brings its event into view (opened) in the timeline or the side-by-side, the tree
 fits a 390 px phone without sideways scrolling, and its text and bars stay readable in the dark
-theme. TA_DOCS_SCREENSHOTS=1 writes trace-steps-{light,dark}-{1440,390}.png (the page down to
+theme; an OTLP trace draws its span tree. TA_DOCS_SCREENSHOTS=1 writes
+trace-steps-{light,dark}-{1440,390}.png and trace-steps-otlp-light-1440.png (the page down to
 the tree's end) to docs/screenshots."""
 
 from __future__ import annotations
@@ -9,9 +10,11 @@ from __future__ import annotations
 import pytest
 
 from tests.browsing import WIDE, login, shot, watch
+from tests.importers.otlp_samples import openinference_spans, otlp_json
 from tests.site.test_themes_mobile_browser import AA, TEXT_COLOURS, contrast
 from tests.tracepage.conftest import ingest, timed_trace
 from traces.models import Trace
+from traces.services import upload_create, upload_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -111,4 +114,31 @@ def test_the_tree_fits_a_phone_and_reads_in_both_themes(page, live_server, alice
             faint = [b for b in bars if contrast(b["fg"], b["bg"]) < 3]
             assert faint == [], (theme, width, faint)
             shot(page, tmp_path, f"trace-steps-{theme}-{width}.png", until="#steps")
+    assert errors == [], errors
+
+
+def test_an_otlp_trace_draws_its_span_tree(page, live_server, alice, project, tmp_path):
+    """Spans made by the OpenTelemetry SDK (OpenInference attributes), imported from OTLP/JSON:
+    the tree nests them by parent, each drawn from its own start and end."""
+    upload, _ = upload_create(
+        project=project,
+        fileobj=otlp_json(openinference_spans(("Paris",))),
+        filename="spans.json",
+        source="cli",
+        enqueue=False,
+    )
+    assert upload_process(upload_id=upload.pk).status == "done"
+    errors = watch(page)
+    login(page, live_server, "alice", "alice-pw")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(live_server.url + Trace.objects.get(project=project).get_absolute_url())
+    spans = page.locator("#steps summary.k-span")
+    assert spans.count() == 4 and "AGENT" in spans.first.inner_text()
+    assert page.locator("#steps summary.k-span .wf-bar").count() == 4
+    # the agent's row folds everything under it
+    spans.first.click(position={"x": 5, "y": 5})
+    assert spans.nth(1).is_hidden()
+    spans.first.click(position={"x": 5, "y": 5})
+    assert spans.nth(1).is_visible()
+    shot(page, tmp_path, "trace-steps-otlp-light-1440.png", until="#steps")
     assert errors == [], errors

@@ -95,7 +95,7 @@ def test_an_otlp_trace_nests_its_steps_by_span(client, alice, project):
         ("message", "user"),
         ("tool_call", "get_weather"),
         ("TOOL", "get_weather"),
-        ("tool_result", ""),
+        ("tool_result", "get_weather"),
         ("LLM", "ChatCompletion"),
         ("message", "assistant"),
     ]
