@@ -144,3 +144,28 @@ def test_the_tree_is_read_once_then_cached(client, alice, project):
     assert len(reads) == 1, [q["sql"][:80] for q in first.captured_queries]
     assert len(second.captured_queries) == len(first.captured_queries) - 1
     assert len(rows(html)) == 100
+
+
+def test_the_orm_read_of_other_databases_gives_what_postgresql_gives(project, monkeypatch):
+    """`event_steps` reads PostgreSQL with one aggregate query and other databases (SQLite, for
+    development) through the ORM; both give the same rows."""
+    from types import SimpleNamespace
+
+    from traces import selectors
+
+    events = timed_trace()
+    events[0]["meta"] = {"otel": {"spans": [{"span_id": "a", "kind": "AGENT"}]}}
+    events[3]["meta"] = {"span_id": "a"}
+    ingest(project, events)
+    trace = Trace.objects.get(external_id="timed")
+    fast = selectors.event_steps(trace=trace)
+    monkeypatch.setattr(selectors, "connection", SimpleNamespace(vendor="other"))
+    assert selectors.event_steps(trace=trace) == fast
+    assert fast[0]["spans"] == [{"span_id": "a", "kind": "AGENT"}] and fast[1]["spans"] is None
+    assert (fast[3]["span_id"], fast[3]["ts"], fast[3]["end_ts"]) == (
+        "a",
+        "2026-01-31T09:00:01.300000Z",
+        "2026-01-31T09:00:03.650000Z",
+    )
+    assert fast[2]["usage"] == {"input_tokens": 1210, "output_tokens": 64}
+    assert (fast[2]["duration_ms"], fast[2]["cost_usd"]) == (1240, 0.0037)
