@@ -3,14 +3,16 @@
 10-event trace's page measured in the same run as the baseline.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/trace_auditor_bench_page \
-        .venv/bin/python bench/trace_page.py [--events 1000] [--repeat 40]
+        .venv/bin/python bench/trace_page.py [--events 1000] [--repeat 40] [--timed]
 
 Creates the database's schema (migrate), then (once; reused by later runs) a project with two
 traces written straight to the tables — N and 10 events, alternating tool calls and results —
 each with an audit run whose TwinCheck result replaces the middle call, so the page renders the
-timeline, the side-by-side and the panels. Times the page in-process through Django's test client
-(routing, middleware, queries, template: the server's whole work for a request). Timing belongs
-here, not in tests/tracepage/test_trace_page.py, which asserts what the page shows.
+steps tree, the timeline, the side-by-side and the panels. With ``--timed`` every event records
+its start and duration, and every other one its tokens and cost, so the steps tree draws a bar
+per step. Times the page in-process through Django's test client (routing, middleware, queries,
+template: the server's whole work for a request). Timing belongs here, not in
+tests/tracepage/test_trace_page.py, which asserts what the page shows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import statistics
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,11 +32,20 @@ os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
 from _site import bench_site  # noqa: E402  (bench/, the script's own folder)
 
 
-def make_trace(project, upload, n: int):  # type: ignore[no-untyped-def]
+def timing(i: int) -> dict:
+    """What a traced agent records per step: start, duration, tokens and cost."""
+    start = datetime(2026, 1, 31, 12, tzinfo=UTC) + timedelta(milliseconds=250 * i)
+    fields: dict = {"ts": start.isoformat().replace("+00:00", "Z"), "duration_ms": 40 + i % 200}
+    if i % 2:
+        fields.update(usage={"input_tokens": 900 + i, "output_tokens": 40}, cost_usd=0.0012)
+    return fields
+
+
+def make_trace(project, upload, n: int, timed: bool = False):  # type: ignore[no-untyped-def]
     from auditor.runs.models import AuditResult, AuditRun
     from traces.models import Event, Trace
 
-    name = f"bench-page-{n}"
+    name = f"bench-page-{'timed-' if timed else ''}{n}"
     trace = Trace.objects.filter(project=project, external_id=name).first()
     if trace is not None:
         return trace
@@ -48,6 +60,8 @@ def make_trace(project, upload, n: int):  # type: ignore[no-untyped-def]
             payloads.append(
                 {"trace_id": name, "type": "tool_result", "seq": i, "status": "ok", "content": i}
             )
+        if timed:
+            payloads[-1].update(timing(i))
     Event.objects.bulk_create(
         [
             Event(trace=trace, seq=p["seq"], type=p["type"], line=p["seq"] + 1, payload=p)
@@ -83,6 +97,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=40)
+    ap.add_argument(
+        "--timed", action="store_true", help="events carry ts, duration_ms, usage and cost_usd"
+    )
     args = ap.parse_args()
 
     user, project, client = bench_site("bench-page", "bench-trace-page")
@@ -97,7 +114,8 @@ def main() -> None:
     print(f"{'events':>8} {'median':>8} {'p95':>8}")
     medians = {}
     for n in (10, args.events):
-        times = timed(client, make_trace(project, upload, n).get_absolute_url(), args.repeat)
+        trace = make_trace(project, upload, n, args.timed)
+        times = timed(client, trace.get_absolute_url(), args.repeat)
         medians[n] = statistics.median(times)
         p95 = times[max(0, int(len(times) * 0.95) - 1)]
         print(f"{n:8} {medians[n] * 1000:8.1f} {p95 * 1000:8.1f}")

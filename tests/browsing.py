@@ -25,12 +25,20 @@ WIDE = """() => [...document.querySelectorAll('body *')]
   .map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
 
 
-def shot(page, tmp_path: Path, name: str, *, full_page: bool = True) -> None:  # type: ignore[no-untyped-def]
+def shot(page, tmp_path: Path, name: str, until: str = "", *, full_page: bool = True) -> None:  # type: ignore[no-untyped-def]
+    """The whole page (or the viewport when not ``full_page``), or its top down to the end of
+    the element ``until`` selects."""
     if os.environ.get("TA_DOCS_SCREENSHOTS") == "1":
         target = DOCS
     else:
         target = Path(os.environ.get("TA_SCREENSHOT_DIR") or tmp_path)
-    page.screenshot(path=str(target / name), full_page=full_page)
+    clip = None
+    if until:
+        box = page.locator(until).bounding_box()
+        scroll = page.evaluate("window.scrollY")
+        width = page.evaluate("document.documentElement.clientWidth")
+        clip = {"x": 0, "y": 0, "width": width, "height": box["y"] + scroll + box["height"] + 16}
+    page.screenshot(path=str(target / name), full_page=full_page or bool(until), clip=clip)
 
 
 def login(page, live_server, username: str, password: str) -> None:  # type: ignore[no-untyped-def]

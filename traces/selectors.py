@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import orjson
 from django.db import connection
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 from django.http import Http404
 
 from traces.models import Event, Membership, Project, Trace, Upload
@@ -95,6 +96,57 @@ def trace_get(*, user, trace_id: int) -> Trace:  # type: ignore[no-untyped-def]
 
 def event_list(*, trace: Trace) -> QuerySet[Event]:
     return Event.objects.filter(trace=trace).order_by("seq")
+
+
+STEP_FIELDS = (
+    "seq",
+    "type",
+    "turn",
+    "role",
+    "name",
+    "call_id",
+    "status",
+    "ts",
+    "end_ts",
+    "duration_ms",
+    "usage",
+    "cost_usd",
+    "span_id",
+    "spans",
+)
+
+
+def event_steps(*, trace: Trace) -> list[dict]:
+    """Per event, in order, what a tree of the trace's steps reads, without its content
+    (`STEP_FIELDS`): the hot columns, the payload's `ts`, `end_ts`, `duration_ms`, `usage`,
+    `cost_usd` and `meta.span_id`, and on the header the OTel span list `meta.otel.spans`."""
+    if connection.vendor == "postgresql":
+        # One JSON text for the whole trace, decoded by orjson: a row per event through the ORM
+        # decodes each JSON value apart with the stdlib, which cost most of the steps tree's time.
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT '[' || string_agg(json_build_array(seq, type, turn, role, name, call_id,"
+                " status, payload->'ts', payload->'end_ts', payload->'duration_ms',"
+                " payload->'usage', payload->'cost_usd', payload #> '{meta,span_id}',"
+                " CASE WHEN type = 'trace' THEN payload #> '{meta,otel,spans}' END)::text,"
+                f" ',' ORDER BY seq) || ']' FROM {Event._meta.db_table} WHERE trace_id = %s",
+                [trace.pk],
+            )
+            (text,) = cur.fetchone()
+        return [dict(zip(STEP_FIELDS, row, strict=True)) for row in orjson.loads(text or "[]")]
+    return list(
+        event_list(trace=trace)
+        .annotate(
+            ts=KeyTransform("ts", "payload"),
+            end_ts=KeyTransform("end_ts", "payload"),
+            duration_ms=KeyTransform("duration_ms", "payload"),
+            usage=KeyTransform("usage", "payload"),
+            cost_usd=KeyTransform("cost_usd", "payload"),
+            span_id=KeyTransform("span_id", KeyTransform("meta", "payload")),
+            spans=KeyTransform("spans", KeyTransform("otel", KeyTransform("meta", "payload"))),
+        )
+        .values(*STEP_FIELDS)
+    )
 
 
 #: Events sent per row by `load_events`: a row per event spent more of a worker's time in

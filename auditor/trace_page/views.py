@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
@@ -21,7 +22,7 @@ from django.utils.http import urlencode
 
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
-from auditor.trace_page import panels
+from auditor.trace_page import panels, steps
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.blind import held_item, hides_timeline
 from auditor.trace_page.events import event_view
@@ -161,6 +162,51 @@ def _events_at(
     return {pos - 1: payload for pos, payload in rows if isinstance(payload, dict)}
 
 
+STEPS_CACHE_SECONDS = 24 * 3600
+
+
+def _steps_context(request: HttpRequest, trace: Trace, ctx: dict[str, Any]) -> dict[str, Any]:
+    """The steps tree (`steps`) of the whole trace, its rows linked to the timeline — to the
+    event's anchor when it is in this window, else to the window that starts with it — and to
+    the side-by-side where that shows the event.
+
+    The tree reads every event (one query, no content) and is the same on every view: a trace's
+    events never change once stored, so its rows are cached under the trace's id, creation
+    time and event count; only the links are made per request."""
+    show_all = request.GET.get("steps") == "all"
+    limit = steps.ALL_LIMIT if show_all else steps.LIMIT
+    key = f"ta:trace-steps:{trace.pk}:{trace.created_at.timestamp()}:{trace.event_count}"
+    data = None if show_all else cache.get(key)
+    if data is None:
+        events = trace_selectors.event_steps(trace=trace)
+        header = next((e for e in events if e["type"] == "trace"), None)
+        tree = steps.build(events, header["spans"] if header else None)
+        rows, total = steps.rows(tree, limit=limit)
+        data = {**steps.summary(tree), "rows": rows, "total": total}
+        if not show_all:
+            cache.set(key, data, STEPS_CACHE_SECONDS)
+    window = {item["seq"] for item in ctx["events"]}
+    state = ctx["state"]
+    in_sbs: set[int] = set()
+    sbs = ctx.get("sbs")
+    if sbs is not None:
+        for row in (*sbs.prefix_rows, *sbs.rows, *sbs.tail_rows):
+            if row.actor is not None and row.actor.seq is not None:
+                in_sbs.add(row.actor.seq)
+    for row in data["rows"]:
+        seq = row["seq"]
+        if seq is None:
+            continue
+        if seq in window:
+            row["href"] = f"#ev-{seq}"
+        else:
+            row["href"] = f"?{urlencode({**state, 'after_seq': seq - 1})}#ev-{seq}"
+        row["sbs_href"] = f"#sbs-ev-{seq}" if seq in in_sbs else ""
+    data["cut"] = data["total"] - len(data["rows"])
+    data["all_url"] = f"?{urlencode({**state, 'steps': 'all'})}#steps"
+    return data
+
+
 def _state(request: HttpRequest) -> dict[str, str]:
     """The URL state to carry into links: which run and policy are shown."""
     return {k: request.GET[k] for k in ("run", "policy") if request.GET.get(k)}
@@ -186,6 +232,7 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         after_seq = _int_param(request, "after_seq")
         events, next_seq = _event_window(trace, after_seq)
         ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)
+        ctx["steps"] = _steps_context(request, trace, ctx)
     return render_page_or_fragment(request, "auditor/trace.html", ctx, fragment="#audit")
 
 

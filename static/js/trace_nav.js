@@ -1,5 +1,5 @@
 /* Trace page reading aids: events collapsed to one line by default, a turn folds as a whole,
-   expand / collapse all, jump to the divergence, and the keyboard —
+   expand / collapse all, jump to the divergence, links from the steps tree, and the keyboard —
      j / k   next / previous event      n   next divergence row of the side-by-side
      o, Enter   open or close the current event
    Keys are ignored while typing in a field. Works on events "load more" adds later (delegated
@@ -54,11 +54,25 @@
     });
   }
 
-  // A link to one event (#ev-12, from the side-by-side or shared) opens that event.
+  // A link to one event (#ev-12, from the steps, the side-by-side or shared) opens that event,
+  // unfolding its turn; a link to a step of the side-by-side (#sbs-ev-12, from the steps) opens
+  // the collapsed prefix or tail that holds it.
   function openFromHash() {
     var m = /^#ev-(\d+)$/.exec(window.location.hash);
     var li = m && document.getElementById("ev-" + m[1]);
-    if (li && li.classList.contains("ev")) { setOpen(li, true); focusEvent(li); }
+    if (li && li.classList.contains("ev")) {
+      if (li.hidden) setTurn(li.dataset.turn, true);
+      setOpen(li, true);
+      focusEvent(li);
+      return;
+    }
+    var s = /^#sbs-ev-(\d+)$/.exec(window.location.hash);
+    var row = s && document.getElementById("sbs-ev-" + s[1]);
+    if (row) {
+      for (var d = row.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+      row.focus({ preventScroll: true });
+      row.scrollIntoView({ block: "center" });
+    }
   }
   document.addEventListener("DOMContentLoaded", openFromHash);
   window.addEventListener("hashchange", openFromHash);

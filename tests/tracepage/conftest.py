@@ -3,6 +3,7 @@ an unknown event type) and a pushback session with claims records, ingested and 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -75,3 +76,35 @@ def audited_with_claims(project):  # type: ignore[no-untyped-def]
     run = audit_run_create(project=project, environment="none", enqueue=False)
     audit_run_start(run_id=run.pk, inline=True)
     return run
+
+
+def timed_trace(trace_id: str = "timed") -> list[dict[str, Any]]:
+    """A travel agent's two turns as a traced agent records them: every step with its start
+    (``ts``) and end or duration, the model's steps with tokens and cost; the booking fails."""
+    start = datetime(2026, 1, 31, 9, 0, tzinfo=UTC)
+
+    def at(ms: int) -> str:
+        return (start + timedelta(milliseconds=ms)).isoformat().replace("+00:00", "Z")
+
+    b = Events(trace_id, agent="travel-agent", model="gpt-4o", outcome={"success": False})
+    b.user("Find me a flight to Lisbon on Friday, and the weather there.", turn=0, ts=at(0))
+    b.assistant("", turn=0, ts=at(50), duration_ms=1240, cost_usd=0.0037,
+                usage={"input_tokens": 1210, "output_tokens": 64})  # fmt: skip
+    b.call("c1", "search_flights", turn=0, to="LIS", day="friday").update(
+        ts=at(1300), end_ts=at(3650)
+    )
+    b.call("c2", "get_weather", turn=0, city="Lisbon").update(ts=at(1310), end_ts=at(1720))
+    b.result("c2", content="19C, clear", turn=0).update(ts=at(1720))
+    b.result("c1", content=[{"flight": "TP1351", "dep": "09:40"}], turn=0).update(ts=at(3650))
+    b.assistant("TP1351 leaves at 09:40; Lisbon will be 19C and clear.", turn=0, ts=at(3700),
+                duration_ms=1810, cost_usd=0.0061,
+                usage={"input_tokens": 1530, "output_tokens": 118})  # fmt: skip
+    b.user("Book it.", turn=1, ts=at(9000))
+    b.assistant("", turn=1, ts=at(9050), duration_ms=980, cost_usd=0.0052,
+                usage={"input_tokens": 1702, "output_tokens": 41})  # fmt: skip
+    b.call("c3", "book_flight", turn=1, flight="TP1351").update(ts=at(10100), duration_ms=2900)
+    b.result("c3", status="error", content="payment declined", turn=1).update(ts=at(13000))
+    b.assistant("The booking failed: the payment was declined.", turn=1, ts=at(13050),
+                duration_ms=760, cost_usd=0.0049,
+                usage={"input_tokens": 1790, "output_tokens": 22})  # fmt: skip
+    return b.events

@@ -1,0 +1,416 @@
+"""The steps of a trace as a tree with durations, tokens and cost: the waterfall above the audit.
+
+Nesting comes from the source when it has it: an OTel trace (the OTLP importer keeps its spans in
+the header's ``meta.otel.spans`` and names each event's span in ``meta.span_id``) nests spans by
+their parent links, with each span's events under it. Otherwise steps group by turn: the user's
+turn, the assistant message (the LLM step) under it, and under that the tool calls it made, each
+with its result.
+
+A step's bar is drawn from what it recorded (`timing.event_timing`, `timing.span_timing`); a
+step that recorded none takes the extent of the steps under it, and one with neither gets no bar.
+Tokens and cost of a step include the steps under it.
+
+`build` gives the tree; `rows` flattens it, bounded, for the template (nested ``<details>``, so
+it folds without script). Pure.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from auditor.trace_page.text import visible
+from auditor.trace_page.timing import (
+    Timing,
+    Usage,
+    cost_text,
+    count_text,
+    duration_text,
+    event_timing,
+    span_timing,
+    tokens_text,
+)
+
+LIMIT = 100  # rows rendered unless "show all" is asked for
+ALL_LIMIT = 10_000  # rows rendered at most, even then
+OPEN_ALL = 150  # a tree this small opens fully; a larger one opens its top levels
+NAME_CHARS = 80
+
+# Shared by every step that records none (most steps of most traces); never changed.
+_NO_TIMING = Timing()
+_NO_USAGE = Usage()
+
+
+@dataclass(slots=True, eq=False)
+class Node:
+    kind: str  # "turn", "span" or "event" (a CSS class as well)
+    label: str  # the step's type: "Turn 2", "LLM", "tool_call", "message"
+    name: str = ""  # which one: the tool's name, the message's role, the span's name
+    seq: int | None = None  # the event it links to (a span: its first event)
+    timing: Timing = _NO_TIMING
+    usage: Usage = _NO_USAGE
+    error: bool = False
+    children: list[Node] = field(default_factory=list)
+    # Filled by `_aggregate`: the step and everything under it.
+    events: int = 0
+    total: Usage = _NO_USAGE
+    lo: float | None = None  # extent on the time axis (epoch ms)
+    hi: float | None = None
+    derived: bool = False  # the bar is the extent of the steps under it, not its own
+
+
+@dataclass(slots=True)
+class Tree:
+    roots: list[Node]
+    source: str  # "spans" (OTel parent links) or "turns"
+    events: int  # events in the tree (the header is not a step)
+    untimed: int  # events with no place on the time axis (no timing of their own or below)
+    bad: int  # steps whose recorded timing is unusable
+    lo: float | None
+    hi: float | None
+    total: Usage
+
+    @property
+    def has_timing(self) -> bool:
+        return self.lo is not None
+
+    @property
+    def length(self) -> str:
+        """From the first step's start to the last one's end, as text ("" without timing)."""
+        if self.lo is None or self.hi is None:
+            return ""
+        return duration_text(self.hi - self.lo)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@functools.lru_cache(maxsize=4096)  # labels and names repeat: one cut per distinct text
+def _short(text: str) -> str:
+    text = visible(text)
+    return text if len(text) <= NAME_CHARS else text[: NAME_CHARS - 1] + "…"
+
+
+def _event_node(e: Mapping[str, Any]) -> Node:
+    etype = e.get("type")
+    name = e.get("role") if etype == "message" else e.get("name")
+    ts, end_ts, duration_ms = e.get("ts"), e.get("end_ts"), e.get("duration_ms")
+    usage, cost = e.get("usage"), e.get("cost_usd")
+    return Node(
+        "event",
+        _short(etype) if isinstance(etype, str) and etype else "?",
+        _short(name) if isinstance(name, str) else "",
+        _int(e.get("seq")),
+        _NO_TIMING
+        if ts is None and end_ts is None and duration_ms is None
+        else event_timing(ts, end_ts, duration_ms),
+        _NO_USAGE if usage is None and cost is None else Usage.of(usage, cost),
+        e.get("status") == "error",
+    )
+
+
+def _steps(events: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [e for e in events if e.get("type") != "trace"]
+
+
+def by_turn(events: Iterable[Mapping[str, Any]]) -> list[Node]:
+    """Turn → assistant message → tool call → its result. Events before the first turn (and all
+    of a trace without turns) are top-level; an event without a turn joins the turn before it,
+    as on the timeline (`turns.group_by_turn`)."""
+    roots: list[Node] = []
+    level = roots
+    turn_of: Any = None
+    started = False
+    llm: Node | None = None
+    pending: dict[str, Node] = {}
+    for e in _steps(events):
+        raw = _int(e.get("turn"))
+        turn = raw if raw is not None else turn_of
+        if not started or turn != turn_of:
+            started, turn_of, llm, pending = True, turn, None, {}
+            if turn is None:
+                level = roots
+            else:
+                head = Node(kind="turn", label=f"Turn {turn}")
+                roots.append(head)
+                level = head.children
+        node = _event_node(e)
+        etype = e.get("type")
+        call_id = _str(e.get("call_id"))
+        if etype == "message":
+            level.append(node)
+            llm = node if e.get("role") == "assistant" else None
+        elif etype == "tool_result" and call_id in pending:
+            call = pending.pop(call_id)
+            node.name = node.name or call.name
+            call.children.append(node)
+        else:
+            (llm.children if llm is not None else level).append(node)
+            if etype == "tool_call" and call_id:
+                pending[call_id] = node
+    return roots
+
+
+def by_span(events: Iterable[Mapping[str, Any]], spans: list[Any]) -> list[Node]:
+    """Spans nested by their parent links, each span's events (by the event's ``span_id``, else
+    the span's list of event seqs) under it, then its child spans. A span whose parent is not in
+    the trace is a root; so is one in a parent cycle (where the cycle is entered), and so are
+    events of no known span."""
+    nodes: dict[str, Node] = {}
+    parent: dict[str, str] = {}
+    seq_span: dict[int, str] = {}
+    for s in spans:
+        sid = _str(s.get("span_id")) if isinstance(s, Mapping) else ""
+        if not sid or sid in nodes:
+            continue
+        nodes[sid] = Node(
+            kind="span",
+            label=_short(_str(s.get("kind")) or "span"),
+            name=_short(_str(s.get("name"))),
+            timing=span_timing(s.get("start_unix_nano"), s.get("end_unix_nano")),
+            error=s.get("status") == "error",
+        )
+        p = _str(s.get("parent_span_id"))
+        if p and p != sid:
+            parent[sid] = p
+        seqs = s.get("events")
+        for q in seqs if isinstance(seqs, list) else ():
+            if _int(q) is not None:
+                seq_span.setdefault(q, sid)
+    roots: list[Node] = []
+    call_names: dict[str, str] = {}  # a result is named after its call, as by turn
+    for e in _steps(events):
+        node = _event_node(e)
+        call_id = _str(e.get("call_id"))
+        if e.get("type") == "tool_call" and call_id:
+            call_names[call_id] = node.name
+        elif e.get("type") == "tool_result" and not node.name:
+            node.name = call_names.get(call_id, "")
+        sid = _str(e.get("span_id"))
+        if not sid and node.seq is not None:
+            sid = seq_span.get(node.seq, "")
+        home = nodes.get(sid)
+        (home.children if home is not None else roots).append(node)
+    # Attach spans under their parents: every span reachable from a root, cycles broken.
+    kids: dict[str, list[str]] = {}
+    for sid in nodes:
+        p = parent.get(sid, "")
+        if p in nodes:
+            kids.setdefault(p, []).append(sid)
+    placed: set[str] = set()
+    span_roots: list[str] = []
+    for start in [s for s in nodes if parent.get(s) not in nodes] + list(nodes):
+        if start in placed:
+            continue
+        span_roots.append(start)
+        placed.add(start)
+        todo = [start]
+        while todo:
+            sid = todo.pop()
+            for k in kids.get(sid, ()):
+                if k not in placed:
+                    placed.add(k)
+                    nodes[sid].children.append(nodes[k])
+                    todo.append(k)
+    ordered = {sid: i for i, sid in enumerate(nodes)}
+    span_roots.sort(key=ordered.__getitem__)
+    return [nodes[s] for s in span_roots] + roots
+
+
+def _aggregate(roots: list[Node]) -> None:
+    """Post-order, without recursion (a span chain may be thousands deep): each node's event
+    count, its tokens and cost with those under it, its extent on the time axis, and the first
+    event a span links to."""
+    order: list[Node] = []
+    todo = list(roots)
+    while todo:
+        n = todo.pop()
+        order.append(n)
+        todo.extend(n.children)
+    for n in reversed(order):  # children before parents
+        t = n.timing
+        lo = t.start
+        hi = lo + t.duration if lo is not None and t.duration is not None else lo
+        events = int(n.kind == "event")
+        total = n.usage
+        for c in n.children:
+            events += c.events
+            if c.total is not _NO_USAGE:
+                if total is n.usage:  # the first addition: a Usage of this node's own
+                    total = Usage(total.input, total.output, total.total, total.cost)
+                total.add(c.total)
+            if c.lo is not None and c.hi is not None:
+                lo = c.lo if lo is None else min(lo, c.lo)
+                hi = c.hi if hi is None else max(hi, c.hi)
+            if n.seq is None and c.seq is not None:
+                n.seq = c.seq
+        n.events, n.total, n.lo, n.hi = events, total, lo, hi
+        n.derived = t.duration is None and lo is not None and (t.start is None or hi != t.start)
+
+
+def build(events: Iterable[Mapping[str, Any]], spans: Any = None) -> Tree:
+    """The tree of a trace's events (each a mapping of ``seq``, ``type``, ``turn``, ``role``,
+    ``name``, ``call_id``, ``status``, ``ts``, ``end_ts``, ``duration_ms``, ``usage``,
+    ``cost_usd`` and ``span_id``), nested by ``spans`` (the OTel span list) when it is a
+    non-empty list."""
+    events = list(events)
+    if isinstance(spans, list) and any(isinstance(s, Mapping) for s in spans):
+        roots, source = by_span(events, spans), "spans"
+    else:
+        roots, source = by_turn(events), "turns"
+    _aggregate(roots)
+    total = Usage()
+    untimed = bad = count = 0
+    lo: float | None = None
+    hi: float | None = None
+    todo = list(roots)
+    while todo:
+        n = todo.pop()
+        todo.extend(n.children)
+        untimed += n.kind == "event" and n.lo is None
+        bad += n.timing.bad
+    for r in roots:
+        count += r.events
+        total.add(r.total)
+        if r.lo is not None and r.hi is not None:
+            lo = r.lo if lo is None else min(lo, r.lo)
+            hi = r.hi if hi is None else max(hi, r.hi)
+    return Tree(roots, source, count, untimed, bad, lo, hi, total)
+
+
+def _pct(x: float) -> str:
+    return f"{min(100.0, max(0.0, x)):.3f}%"
+
+
+TONES = {"LLM": "llm", "tool_call": "tool", "TOOL": "tool", "tool_result": "result"}
+
+
+def _tone(n: Node) -> str:
+    """The bar's colour: the model's steps, tool calls, tool results, everything else."""
+    if n.label == "message" and n.name == "assistant":
+        return "llm"
+    return TONES.get(n.label, "other")
+
+
+def _row(n: Node, depth: int, tree: Tree) -> dict[str, Any]:
+    """One row, every value ready for the template (a dict: the template engine resolves dict
+    keys at its first try, attributes only after a failed item lookup — per row, per value)."""
+    t = n.timing
+    duration = ""
+    if t.duration is not None:
+        duration = duration_text(t.duration)
+    elif n.derived and n.lo is not None and n.hi is not None:
+        duration = duration_text(n.hi - n.lo)
+    elif t.bad:
+        duration = "unknown"
+    bar = style = when = ""
+    if tree.lo is not None and tree.hi is not None and n.lo is not None and n.hi is not None:
+        span = tree.hi - tree.lo
+        left = _pct((n.lo - tree.lo) / span * 100) if span > 0 else _pct(0)
+        width = _pct((n.hi - n.lo) / span * 100) if span > 0 else _pct(0)
+        style = f"left:{left};width:{width}"
+        when = "starts at +" + (duration_text(n.lo - tree.lo) if n.lo > tree.lo else "0 ms")
+        bar = f"wf-bar b-{_tone(n)}"
+        if n.hi == n.lo and t.duration is None:
+            bar += " point"  # a start with no duration: a mark, not a bar
+        if n.derived:
+            bar += " derived"
+            when += ", spans the steps under it"
+    u = n.total
+    tokens = tokens_text(u)
+    tokens_title = ""
+    if u.input is not None or u.output is not None:
+        tokens_title = f"{count_text(u.total)} tokens: in / out"
+    elif u.total is not None:
+        tokens_title = "tokens in all (in and out not recorded apart)"
+    if n.children and tokens:
+        tokens_title += ", with the steps under it"
+    return {
+        "depth": depth,
+        "opens": False,  # has children: a <details> whose summary is this row
+        "open": False,
+        "closes": range(0),  # </details> to write after this row
+        "cls": f"wf-row{'' if n.children else ' wf-leaf'} k-{n.kind}{' err' if n.error else ''}",
+        "label": n.label,
+        "name": n.name,
+        "error": n.error,
+        "events": n.events,
+        "seq": n.seq,
+        "href": "",
+        "sbs_href": "",
+        "bar": bar,  # the bar's classes, "" for no bar
+        "style": style,  # its place on the axis, CSS percentages (numbers only)
+        "when": when,
+        "duration": duration,
+        "tokens": tokens,
+        "tokens_title": tokens_title,
+        "cost": cost_text(u.cost),
+    }
+
+
+def rows(tree: Tree, *, limit: int = LIMIT) -> tuple[list[dict[str, Any]], int]:
+    """The tree in display order, at most ``limit`` rows, and how many rows the whole tree has.
+    Rows after the limit are left out whole; every ``<details>`` opened is closed. Each row's
+    ``href`` and ``sbs_href`` (its event in the timeline and in the side-by-side) are left for
+    the caller, which knows what the page shows."""
+    out: list[dict[str, Any]] = []
+    total = 0
+    todo = list(tree.roots)
+    while todo:
+        n = todo.pop()
+        total += 1
+        todo.extend(n.children)
+    small = total <= OPEN_ALL
+    open_depth = 1 + (len(tree.roots) == 1)
+    depths: list[int] = []  # depths of the <details> still open
+    stack = [(r, 0) for r in reversed(tree.roots)]
+    while stack and len(out) < limit:
+        n, depth = stack.pop()
+        closes = 0
+        while depths and depths[-1] >= depth:
+            depths.pop()
+            closes += 1
+        if out:
+            out[-1]["closes"] = range(closes)
+        row = _row(n, depth, tree)
+        if n.children:
+            row["opens"] = True
+            row["open"] = small or depth < open_depth
+            depths.append(depth)
+            stack.extend((c, depth + 1) for c in reversed(n.children))
+        out.append(row)
+    if out:
+        out[-1]["closes"] = range(len(depths))
+    return out, total
+
+
+def summary(tree: Tree) -> dict[str, Any]:
+    """What the page says about the whole tree, as plain values (cacheable)."""
+    return {
+        "source": tree.source,
+        "events": tree.events,
+        "untimed": tree.untimed,
+        "bad": tree.bad,
+        "has_timing": tree.has_timing,
+        "length": tree.length,
+        "tokens": tokens_text(tree.total),
+        "cost": cost_text(tree.total.cost),
+        "axis": axis(tree),
+    }
+
+
+def axis(tree: Tree, ticks: int = 4) -> list[tuple[str, str]]:
+    """Marks of the shared time axis: (CSS left %, time from the first step)."""
+    if tree.lo is None or tree.hi is None or tree.hi <= tree.lo:
+        return []
+    span = tree.hi - tree.lo
+    marks = [(_pct(100 * i / ticks), duration_text(span * i / ticks)) for i in range(ticks + 1)]
+    marks[0] = (marks[0][0], "0")
+    return marks
