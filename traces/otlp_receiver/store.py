@@ -3,29 +3,32 @@
 A request's spans go in with one INSERT … ON CONFLICT DO NOTHING on (project, trace id, span
 id): an exporter that retries a request it saw fail stores nothing twice. A trace is complete
 TA_OTLP_GRACE_SECONDS after its root span (one without a parent) arrived with no later span,
-or once no span of it arrived for TA_OTLP_QUIET_SECONDS. Completing it writes its buffered spans
-as one OTLP/JSON document and hands that to the ordinary upload path with the OTLP importer —
-the trace is what a file upload of the same spans gives — and marks the spans imported, in one
-transaction: a worker killed on the way leaves the spans buffered for the next attempt, and the
-upload itself is processed (and resumed) like any other.
+or once no span of it arrived for TA_OTLP_QUIET_SECONDS. Completing it creates an upload (source
+and format `otlp`) and marks the trace's spans imported into it, in one transaction; the upload
+stores no file — its spans stay here, naming it — and its processing hands them, as one parsed
+OTLP/JSON request, to the OTLP importer: from there the path is a file upload's, so the trace is
+what a file upload of the same spans gives (`buffer`). A worker killed on the way leaves the
+spans buffered for the next attempt, and the upload itself is processed (and resumed) like any
+other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import timedelta
+import hashlib
+from datetime import datetime, timedelta
 from enum import Enum
 
 import orjson
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Func, IntegerField, Max, Q
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from traces.models import Project, Upload
 from traces.otlp_receiver.decode import SpanRow
 from traces.otlp_receiver.models import OtlpSpan
-from traces.services import upload_create
+from traces.services import upload_create_buffered
 
 SWEEP_BATCH = 500
 
@@ -53,67 +56,67 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
             dumped[key] = orjson.dumps(value).decode()
         return dumped[key]
 
-    cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    one = f"(%s, %s, %s, %s, %s, %s{cast}, %s{cast}, %s{cast}, %s)"
-    params: list = []
-    for r in rows:
-        params += [project_id, r.trace_id, r.span_id, r.root, now]
-        params += [text(r.resource), text(r.scope), orjson.dumps(r.span).decode()]
-        params.append(OtlpSpan.State.BUFFERED.value)
     table = OtlpSpan._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (project_id, trace_id, span_id, root, received_at, resource,"
-            f" scope, span, state) VALUES {', '.join([one] * len(rows))}"
-            " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING",
-            params,
+    columns = "project_id, trace_id, span_id, root, received_at, resource, scope, span, state"
+    state = OtlpSpan.State.BUFFERED.value
+    if connection.vendor == "postgresql":
+        # One array per column: a statement of nine parameters whatever the request's size
+        # (a VALUES row per span is thousands of placeholders for the driver to split and bind).
+        sql = (
+            f"INSERT INTO {table} ({columns}) SELECT %s, t, s, r, %s, rs::jsonb, sc::jsonb,"
+            " sp::jsonb, %s FROM unnest(%s::text[], %s::text[], %s::bool[], %s::text[],"
+            " %s::text[], %s::text[]) AS u(t, s, r, rs, sc, sp)"
+            " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
         )
+        params: list = [project_id, now, state]
+        params += [[r.trace_id for r in rows], [r.span_id for r in rows]]
+        params += [[r.root for r in rows], [text(r.resource) for r in rows]]
+        params += [[text(r.scope) for r in rows]]
+        params += [[orjson.dumps(r.span).decode() for r in rows]]
+    else:
+        sql = (
+            f"INSERT INTO {table} ({columns}) VALUES "
+            + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+            + " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
+        )
+        params = []
+        for r in rows:
+            params += [project_id, r.trace_id, r.span_id, r.root, now]
+            params += [text(r.resource), text(r.scope), orjson.dumps(r.span).decode(), state]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
 
 
-def _complete(spans: list[OtlpSpan]) -> bool:
-    last = max(s.received_at for s in spans)
-    if any(s.root for s in spans):
+def _complete(spans: list[tuple[int, bool, datetime]]) -> bool:
+    last = max(received for _pk, _root, received in spans)
+    if any(root for _pk, root, _received in spans):
         wait = float(settings.TA_OTLP_GRACE_SECONDS)
     else:
         wait = float(settings.TA_OTLP_QUIET_SECONDS)
     return timezone.now() - last >= timedelta(seconds=wait)
 
 
-def document(spans: Iterable[OtlpSpan]) -> bytes:
-    """The spans as one OTLP/JSON ExportTraceServiceRequest, grouped by resource and scope in
-    the order they were received."""
-    groups: dict[bytes, dict] = {}
-    for s in spans:
-        resource = orjson.dumps(s.resource, option=orjson.OPT_SORT_KEYS)
-        scope = orjson.dumps(s.scope, option=orjson.OPT_SORT_KEYS)
-        rs = groups.setdefault(resource, {"resource": s.resource, "scopes": {}})
-        ss = rs["scopes"].setdefault(scope, {"scope": s.scope, "spans": []})
-        ss["spans"].append(s.span)
-    return orjson.dumps(
-        {
-            "resourceSpans": [
-                {"resource": rs["resource"], "scopeSpans": list(rs["scopes"].values())}
-                for rs in groups.values()
-            ]
-        }
-    )
-
-
 def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False) -> dict:
     """Import those of the traces that are complete (all, with `force`) as one upload, and say
     what became of each ({trace id: Outcome}). Idempotent: the spans are locked and marked in
-    the transaction that creates the upload."""
+    the transaction that creates the upload. The upload stores no file: its spans stay here,
+    naming it, and its processing reads them (`buffer`)."""
     outcomes: dict[str, Outcome] = {}
     with transaction.atomic():
-        rows = list(
+        # Only what completion needs: the span documents are read once, by the import.
+        rows = (
             OtlpSpan.objects.select_for_update()
             .filter(project_id=project_id, trace_id__in=trace_ids, state=OtlpSpan.State.BUFFERED)
             .order_by("received_at", "id")
+            .annotate(size=_stored_size())
+            .values_list("pk", "trace_id", "root", "received_at", "size")
         )
-        by_trace: dict[str, list[OtlpSpan]] = {}
-        for row in rows:
-            by_trace.setdefault(row.trace_id, []).append(row)
+        by_trace: dict[str, list[tuple[int, bool, datetime]]] = {}
+        sizes: dict[int, int] = {}
+        for pk, trace_id, root, received, size in rows:
+            by_trace.setdefault(trace_id, []).append((pk, root, received))
+            sizes[pk] = size
         for trace_id in trace_ids:
             spans = by_trace.get(trace_id)
             if not spans:
@@ -126,25 +129,34 @@ def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False)
                 project_id=project_id, trace_id__in=list(by_trace), state=OtlpSpan.State.IMPORTED
             ).values_list("trace_id", flat=True)
         )
-        late = [s.pk for t in imported for s in by_trace.pop(t)]
+        late = [pk for t in imported for pk, _root, _received in by_trace.pop(t)]
         OtlpSpan.objects.filter(pk__in=late).update(state=OtlpSpan.State.LATE)
         outcomes.update(dict.fromkeys(imported, Outcome.LATE))
         if not by_trace:
             return outcomes
+        pks = [pk for spans in by_trace.values() for pk, _root, _received in spans]
         first = next(iter(by_trace))
         name = f"otlp-{first}.json" if len(by_trace) == 1 else f"otlp-{first}-{len(by_trace)}.json"
-        upload, _created = upload_create(
+        upload = upload_create_buffered(
             project=Project.objects.get(pk=project_id),
-            fileobj=document(s for spans in by_trace.values() for s in spans),
             filename=name,
+            # The spans' row ids: unique to this upload, as its spans are.
+            content_hash=hashlib.sha256(orjson.dumps(pks)).hexdigest(),
+            size=sum(sizes[pk] for pk in pks),
             fmt="otlp",
             source=Upload.Source.OTLP,
         )
-        OtlpSpan.objects.filter(pk__in=[s.pk for v in by_trace.values() for s in v]).update(
-            state=OtlpSpan.State.IMPORTED, upload=upload
-        )
+        OtlpSpan.objects.filter(pk__in=pks).update(state=OtlpSpan.State.IMPORTED, upload=upload)
         outcomes.update(dict.fromkeys(by_trace, Outcome.IMPORTED))
     return outcomes
+
+
+def _stored_size() -> Func:
+    """A span's bytes as stored (an upload's size is its spans'): on PostgreSQL read from the
+    value's header, without turning the jsonb back into text."""
+    if connection.vendor == "postgresql":
+        return Func("span", function="pg_column_size", output_field=IntegerField())
+    return Length("span")
 
 
 def trace_finish(project_id: int, trace_id: str, *, force: bool = False) -> Outcome:
