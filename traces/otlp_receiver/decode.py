@@ -209,7 +209,15 @@ def _from_protobuf(body: bytes) -> Decoded:
 
 
 def _attrs(items: Any) -> list[dict]:
-    return [{"key": kv.key, "value": _value(kv.value)} for kv in items]
+    out = []
+    for kv in items:
+        v = kv.value
+        # Most attributes are strings: answered here, without a call per value.
+        if v.WhichOneof("value") == "string_value":
+            out.append({"key": kv.key, "value": {"stringValue": v.string_value}})
+        else:
+            out.append({"key": kv.key, "value": _value(v)})
+    return out
 
 
 def _value(v: AnyValue) -> dict:
