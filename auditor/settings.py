@@ -280,6 +280,10 @@ TA_INGEST_BATCH_EVENTS = env_int("TA_INGEST_BATCH_EVENTS", 20_000, minimum=1)
 TA_OTLP_MAX_BODY_BYTES = env_int("TA_OTLP_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1)
 TA_OTLP_GRACE_SECONDS = env_float("TA_OTLP_GRACE_SECONDS", 5.0, minimum=0.0)
 TA_OTLP_QUIET_SECONDS = env_int("TA_OTLP_QUIET_SECONDS", 300, minimum=1)
+# Spans a project may have waiting in the buffer (received, their trace not yet imported): a
+# request that would pass it gets 429 with Retry-After, which exporters retry once traces
+# complete; a request of more spans than this alone gets 413.
+TA_OTLP_MAX_PENDING_SPANS = env_int("TA_OTLP_MAX_PENDING_SPANS", 200_000, minimum=1)
 # Django reads request bodies into memory up to this size; uploads stream to disk beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

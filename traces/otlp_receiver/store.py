@@ -108,6 +108,13 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
 
 
+def pending_spans(project_id: int, limit: int) -> int:
+    """The project's buffered spans, counted up to `limit` + 1 at most: a request's check costs
+    no more however many wait (an index-only count on the buffered-spans index)."""
+    waiting = OtlpSpan.objects.filter(project_id=project_id, state=OtlpSpan.State.BUFFERED)
+    return waiting.values("pk")[: limit + 1].count()
+
+
 def _complete(spans: list[tuple[int, bool, datetime]]) -> bool:
     last = max(received for _pk, _root, received in spans)
     if any(root for _pk, root, _received in spans):
