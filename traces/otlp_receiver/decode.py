@@ -67,6 +67,9 @@ def decompress(body: bytes, encoding: str, limit: int) -> bytes:
             continue
         if len(out) > limit or inflater.unconsumed_tail:
             raise TooLarge(f"the decompressed body is larger than {limit} bytes")
+        if not inflater.eof:
+            # The stream stops before its end: what came may still parse, as fewer spans.
+            raise BadRequest(f"the body is truncated {encoding} data")
         return out
     raise BadRequest(f"the body is not valid {encoding} data")
 

@@ -83,15 +83,14 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
             " (SELECT %s::jsonb AS j) AS v"
             " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
         )
-        params: list = [project_id, now, state, orjson.dumps(spans).decode()]
-        params.append(orjson.dumps(values).decode())
+        params: list = [project_id, now, state, _storable(spans), _storable(values)]
     else:
         dumped: dict[int, str] = {}
 
         def text(value: dict) -> str:
             key = id(value)
             if key not in dumped:
-                dumped[key] = orjson.dumps(value).decode()
+                dumped[key] = _storable(value)
             return dumped[key]
 
         sql = (
@@ -102,10 +101,17 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
         params = []
         for r in rows:
             params += [project_id, r.trace_id, r.span_id, r.root, now]
-            params += [text(r.resource), text(r.scope), orjson.dumps(r.span).decode(), state]
+            params += [text(r.resource), text(r.scope), _storable(r.span), state]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
+
+
+def _storable(value: object) -> str:
+    """JSON text jsonb accepts: it cannot hold U+0000, so a NUL in a span (a string attribute,
+    say) is stored as U+FFFD, as the file import stores it (`reader.parse_line`)."""
+    text = orjson.dumps(value).decode()
+    return text.replace("\\u0000", "\\ufffd") if "\\u0000" in text else text
 
 
 def pending_spans(project_id: int, limit: int) -> int:
