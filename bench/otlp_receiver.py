@@ -92,6 +92,7 @@ def _round(args, spans, bodies, payload, url, n: int, file_first: bool) -> tuple
     per_request = max(args.batch // 4, 1)  # the traces whose root came in one request
     for i in range(0, len(ids), per_request):
         traces_finish(receiver_project.pk, ids[i : i + per_request], force=True)
+    complete = time.perf_counter() - t0
     for up in Upload.objects.filter(project=receiver_project).order_by("pk"):
         done = upload_process(upload_id=up.pk)
         assert done is not None and done.status == "done"
@@ -99,7 +100,7 @@ def _round(args, spans, bodies, payload, url, n: int, file_first: bool) -> tuple
     assert Upload.objects.filter(project=receiver_project).count() == len(bodies)
     if not file_first:
         file_time = file_upload()
-    return accept, finish, file_time
+    return accept, finish, file_time, complete
 
 
 def main() -> None:
@@ -147,10 +148,13 @@ def main() -> None:
 
     rounds = []
     for r in range(args.repeat):
-        accept, finish, file_time = _round(args, spans, bodies, payload, url, r, r % 2 == 1)
+        accept, finish, file_time, complete = _round(
+            args, spans, bodies, payload, url, r, r % 2 == 1
+        )
         rounds.append((accept, finish, file_time))
         print(
             f"round {r + 1}: accept {n / accept:5.0f}  finish {n / finish:5.0f}"
+            f" (completion {complete:.2f} s of {finish:.2f} s)"
             f"  total {n / (accept + finish):5.0f}  file {n / file_time:5.0f} spans/s;"
             f"  ratio {(accept + finish) / file_time:.2f}x"
         )

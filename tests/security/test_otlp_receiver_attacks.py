@@ -79,13 +79,16 @@ def nested(depth: int, *, trace: int = 1) -> bytes:
     return _field(1, _field(2, _field(2, sp)))  # resource_spans.scope_spans.spans
 
 
-def test_read_and_expired_tokens_are_refused_and_nothing_is_stored(project, spans):
+def test_read_expired_and_revoked_tokens_are_refused_and_nothing_is_stored(project, spans):
     _t, read = ProjectToken.issue(project=project, name="viewer", scope=ProjectToken.Scope.READ)
     r = post(read, proto(spans))
     assert r.status_code == 403 and b"may not send spans" in r.content
     old, expired = ProjectToken.issue(project=project, name="old")
     ProjectToken.objects.filter(pk=old.pk).update(expires_at=timezone.now() - timedelta(days=1))
     assert post(expired, proto(spans)).status_code == 401
+    gone, revoked = ProjectToken.issue(project=project, name="gone")
+    ProjectToken.objects.filter(pk=gone.pk).update(revoked_at=timezone.now())
+    assert post(revoked, proto(spans)).status_code == 401
     assert post("", proto(spans)).status_code == 401
     assert OtlpSpan.objects.count() == 0
 
