@@ -198,14 +198,16 @@ def trace_finish(project_id: int, trace_id: str, *, force: bool = False) -> Outc
     return traces_finish(project_id, [trace_id], force=force)[trace_id]
 
 
-def traces_due(limit: int = SWEEP_BATCH) -> list[tuple[int, str]]:
-    """(project id, trace id) of buffered traces that are complete now."""
+def traces_due(limit: int = SWEEP_BATCH, *, project_id: int | None = None) -> list[tuple[int, str]]:
+    """(project id, trace id) of buffered traces that are complete now (of one project)."""
     now = timezone.now()
     quiet = now - timedelta(seconds=float(settings.TA_OTLP_QUIET_SECONDS))
     grace = now - timedelta(seconds=float(settings.TA_OTLP_GRACE_SECONDS))
+    buffered = OtlpSpan.objects.filter(state=OtlpSpan.State.BUFFERED)
+    if project_id is not None:
+        buffered = buffered.filter(project_id=project_id)
     rows = (
-        OtlpSpan.objects.filter(state=OtlpSpan.State.BUFFERED)
-        .values("project_id", "trace_id")
+        buffered.values("project_id", "trace_id")
         .annotate(last=Max("received_at"), roots=Count("pk", filter=Q(root=True)))
         .filter(Q(last__lt=quiet) | Q(roots__gt=0, last__lt=grace))
         .order_by("last")[:limit]
