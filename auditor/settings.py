@@ -274,12 +274,12 @@ TA_MAX_DEPTH = env_int("TA_MAX_DEPTH", 64, minimum=1)
 TA_MAX_EVENTS_PER_TRACE = env_int("TA_MAX_EVENTS_PER_TRACE", 100_000, minimum=1)
 TA_MAX_REPORTED_ERRORS = env_int("TA_MAX_REPORTED_ERRORS", 1000, minimum=1)
 TA_INGEST_BATCH_EVENTS = env_int("TA_INGEST_BATCH_EVENTS", 20_000, minimum=1)
-# The OTLP/HTTP receiver (/v1/traces): a request body larger than this, sent or decompressed,
-# gets 413; a trace is complete this long after its root span arrived with no later span, or
-# when no span of it arrived for TA_OTLP_QUIET_SECONDS (checked by the stale-work sweep).
+# The OTLP/HTTP receiver (docs/otlp.md): body size (413 past it), when a trace is complete, and
+# the spans a project may have waiting for their traces to complete (429 past it).
 TA_OTLP_MAX_BODY_BYTES = env_int("TA_OTLP_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1)
 TA_OTLP_GRACE_SECONDS = env_float("TA_OTLP_GRACE_SECONDS", 5.0, minimum=0.0)
 TA_OTLP_QUIET_SECONDS = env_int("TA_OTLP_QUIET_SECONDS", 300, minimum=1)
+TA_OTLP_MAX_PENDING_SPANS = env_int("TA_OTLP_MAX_PENDING_SPANS", 200_000, minimum=1)
 # Django reads request bodies into memory up to this size; uploads stream to disk beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

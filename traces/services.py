@@ -149,6 +149,28 @@ def upload_create(
     return upload, True
 
 
+def upload_create_buffered(
+    *, project: Project, filename: str, content_hash: str, size: int, fmt: str, source: str
+) -> Upload:
+    """Queue an upload whose content is already in the database — the OTLP receiver's span
+    buffer, whose rows name the upload — so no file is stored: processing reads the content
+    where it is (`ingest_pass`), and so does the raw-file download. Call it in a transaction
+    with what marks the content as the upload's; processing is queued on commit."""
+    run = RunSource()
+    upload = Upload.objects.create(
+        project=project,
+        filename=clean_filename(filename),
+        size=size,
+        content_hash=content_hash,
+        format_requested=fmt,
+        source=source,
+        run_stated=run.stated(),
+        request_key=request_key(fmt, run),
+    )
+    transaction.on_commit(lambda: _enqueue(upload.pk))
+    return upload
+
+
 def upload_same_request(
     project: Project, content_hash: str, fmt: str, run: RunSource, *, exclude: int | None = None
 ) -> Upload | None:

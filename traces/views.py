@@ -7,6 +7,7 @@ import csv
 import io
 from datetime import timedelta
 from pathlib import Path
+from typing import IO
 
 import orjson
 from django.conf import settings
@@ -32,8 +33,10 @@ from common.hygiene import clean_filename, csv_safe
 from common.rendering import render_page_or_fragment
 from traces import selectors
 from traces.error_groups import group_errors
+from traces.ingest_pass import buffered
 from traces.links import page_url
 from traces.models import ExecutionRefused, ProjectToken, Upload
+from traces.otlp_receiver.buffer import document
 from traces.run_source import RunSource
 from traces.services import (
     FORMATS,
@@ -269,8 +272,13 @@ def upload_errors(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def upload_raw(request: HttpRequest, pk: int) -> FileResponse:
     upload = selectors.upload_get(user=request.user, upload_id=pk)
+    if buffered(upload):
+        # The receiver's upload: its file is its buffered spans as one OTLP/JSON request.
+        raw: IO[bytes] = io.BytesIO(document(upload.pk))
+    else:
+        raw = upload.file.open("rb")
     return FileResponse(
-        upload.file.open("rb"),
+        raw,
         as_attachment=True,
         filename=upload.filename,
         content_type="application/octet-stream",

@@ -11,6 +11,7 @@ from datetime import timedelta
 import orjson
 import pytest
 from django.test import Client
+from django.utils import timezone
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
@@ -229,3 +230,34 @@ def test_database_down_and_throttled_tokens_answer_with_retry_after(
     r = post("ta_guess_again", proto(spans))
     assert r.status_code == 429 and int(r["Retry-After"]) >= 1
     assert post(upload_token, proto(spans)).status_code == 200  # a valid token still passes
+
+
+def test_a_completion_task_takes_the_other_complete_traces_of_its_project(
+    spans, project, upload_token, alice, settings
+):
+    """Workers behind: when the task of the first request runs, the second request's trace is
+    complete too and joins its upload; the second task then finds nothing. Another project's
+    complete trace is not taken."""
+    from traces.otlp_receiver.tasks import otlp_finish_traces
+
+    settings.TA_OTLP_GRACE_SECONDS = 5
+    paris, atlantis = (f"{s.context.trace_id:032x}" for s in spans if s.parent is None)
+    for trace_id in (paris, atlantis):
+        assert (
+            post(
+                upload_token, proto([s for s in spans if f"{s.context.trace_id:032x}" == trace_id])
+            ).status_code
+            == 200
+        )
+    other = Project.objects.create(name="other", created_by=alice)
+    _t, theirs = ProjectToken.issue(project=other, name="o")
+    assert post(theirs, proto(spans)).status_code == 200
+    assert otlp_finish_traces(project.pk, [paris]) == {paris: "wait"}  # within the grace time
+    OtlpSpan.objects.update(received_at=timezone.now() - timedelta(seconds=6))
+    assert otlp_finish_traces(project.pk, [paris]) == {paris: "imported", atlantis: "imported"}
+    assert otlp_finish_traces(project.pk, [atlantis]) == {atlantis: "nothing"}
+    (upload,) = Upload.objects.filter(project=project)
+    assert not OtlpSpan.objects.filter(project=project, state="buffered").exists()
+    assert OtlpSpan.objects.filter(project=other, state="buffered").count() == len(spans)
+    assert upload_process(upload_id=upload.pk).traces_accepted == 2
+    assert events_of(project) == file_upload(alice, spans)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -117,11 +118,15 @@ def documents(stream: BinaryIO, report: ImportReport) -> list[tuple[int, Any]]:
     return out
 
 
-def read_spans(stream: BinaryIO, report: ImportReport) -> tuple[list[Span], set[str]]:
-    """Every readable span, and the trace ids (hex) with an unreadable span (rejected whole)."""
+def request_spans(
+    requests: Iterable[tuple[int, Any]], report: ImportReport
+) -> tuple[list[Span], set[str]]:
+    """Every readable span of the (line, request) pairs — a file's `documents`, or the OTLP
+    receiver's buffered spans as one request — and the trace ids (hex) with an unreadable span
+    (rejected whole)."""
     spans: list[Span] = []
     broken: set[str] = set()
-    for line, doc in documents(stream, report):
+    for line, doc in requests:
         if not isinstance(doc, dict) or not isinstance(doc.get("resourceSpans"), list):
             found = type_name(doc.get("resourceSpans")) if isinstance(doc, dict) else type_name(doc)
             report.error(

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
 import orjson
 
 from ._common import Trace, parse_arguments, record_events
-from ._otlp_read import Span, read_spans
+from ._otlp_read import Span, documents, request_spans
 from ._otlp_usage import USAGE_KEYS, json_text, span_times, span_usage
 from ._timing import put_timing
 from .base import ImportReport, SourceEvent
@@ -156,7 +156,14 @@ class OTLPImporter:
         return _SNIFF.match(head) is not None
 
     def convert(self, stream: BinaryIO, report: ImportReport) -> Iterator[SourceEvent]:
-        spans, broken = read_spans(stream, report)
+        return self.convert_requests(documents(stream, report), report)
+
+    def convert_requests(
+        self, requests: Iterable[tuple[int, Any]], report: ImportReport
+    ) -> Iterator[SourceEvent]:
+        """`convert` of (line, request) pairs already parsed: a file's, or the OTLP receiver's
+        buffered spans of the traces it completed (one request, no file in between)."""
+        spans, broken = request_spans(requests, report)
         by_trace: dict[str, list[Span]] = defaultdict(list)
         for span in spans:
             by_trace[span.trace_id].append(span)

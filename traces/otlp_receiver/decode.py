@@ -67,6 +67,9 @@ def decompress(body: bytes, encoding: str, limit: int) -> bytes:
             continue
         if len(out) > limit or inflater.unconsumed_tail:
             raise TooLarge(f"the decompressed body is larger than {limit} bytes")
+        if not inflater.eof:
+            # The stream stops before its end: what came may still parse, as fewer spans.
+            raise BadRequest(f"the body is truncated {encoding} data")
         return out
     raise BadRequest(f"the body is not valid {encoding} data")
 
@@ -209,7 +212,15 @@ def _from_protobuf(body: bytes) -> Decoded:
 
 
 def _attrs(items: Any) -> list[dict]:
-    return [{"key": kv.key, "value": _value(kv.value)} for kv in items]
+    out = []
+    for kv in items:
+        v = kv.value
+        # Most attributes are strings: answered here, without a call per value.
+        if v.WhichOneof("value") == "string_value":
+            out.append({"key": kv.key, "value": {"stringValue": v.string_value}})
+        else:
+            out.append({"key": kv.key, "value": _value(v)})
+    return out
 
 
 def _value(v: AnyValue) -> dict:

@@ -15,8 +15,10 @@ class OtlpSpan(models.Model):
         IMPORTED = "imported"  # part of the upload that made its trace
         LATE = "late"  # arrived after its trace was imported; kept, not imported
 
+    # No index of its own: the unique (project, trace id, span id) index starts with it, and
+    # every index is written again for each span received.
     project = models.ForeignKey(
-        "traces.Project", on_delete=models.CASCADE, related_name="otlp_spans"
+        "traces.Project", on_delete=models.CASCADE, related_name="otlp_spans", db_index=False
     )
     trace_id = models.CharField(max_length=32)
     span_id = models.CharField(max_length=16)

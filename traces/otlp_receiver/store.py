@@ -3,29 +3,32 @@
 A request's spans go in with one INSERT … ON CONFLICT DO NOTHING on (project, trace id, span
 id): an exporter that retries a request it saw fail stores nothing twice. A trace is complete
 TA_OTLP_GRACE_SECONDS after its root span (one without a parent) arrived with no later span,
-or once no span of it arrived for TA_OTLP_QUIET_SECONDS. Completing it writes its buffered spans
-as one OTLP/JSON document and hands that to the ordinary upload path with the OTLP importer —
-the trace is what a file upload of the same spans gives — and marks the spans imported, in one
-transaction: a worker killed on the way leaves the spans buffered for the next attempt, and the
-upload itself is processed (and resumed) like any other.
+or once no span of it arrived for TA_OTLP_QUIET_SECONDS. Completing it creates an upload (source
+and format `otlp`) and marks the trace's spans imported into it, in one transaction; the upload
+stores no file — its spans stay here, naming it — and its processing hands them, as one parsed
+OTLP/JSON request, to the OTLP importer: from there the path is a file upload's, so the trace is
+what a file upload of the same spans gives (`buffer`). A worker killed on the way leaves the
+spans buffered for the next attempt, and the upload itself is processed (and resumed) like any
+other.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import timedelta
+import hashlib
+from datetime import datetime, timedelta
 from enum import Enum
 
 import orjson
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Func, IntegerField, Max, Q
+from django.db.models.functions import Length
 from django.utils import timezone
 
 from traces.models import Project, Upload
 from traces.otlp_receiver.decode import SpanRow
 from traces.otlp_receiver.models import OtlpSpan
-from traces.services import upload_create
+from traces.services import upload_create_buffered
 
 SWEEP_BATCH = 500
 
@@ -40,80 +43,114 @@ class Outcome(Enum):
 def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
     """Buffer the spans in one statement; the trace ids whose root span came with them.
 
-    The JSON columns are written from orjson's text (a resource or scope shared by the request's
-    spans is serialized once): the ORM's per-field encoder was most of a request's time."""
+    On PostgreSQL the request's spans travel as one JSON parameter, expanded by the server
+    (`jsonb_to_recordset`): one string for the driver to quote (libpq's escaping, in C), where a
+    VALUES row or an array element per span is thousands of values quoted in Python. A resource
+    or scope shared by the request's spans is sent once and referred to by position."""
     if not rows:
         return []
     now = timezone.now()
-    dumped: dict[int, str] = {}
-
-    def text(value: dict) -> str:
-        key = id(value)
-        if key not in dumped:
-            dumped[key] = orjson.dumps(value).decode()
-        return dumped[key]
-
-    cast = "::jsonb" if connection.vendor == "postgresql" else ""
-    one = f"(%s, %s, %s, %s, %s, %s{cast}, %s{cast}, %s{cast}, %s)"
-    params: list = []
-    for r in rows:
-        params += [project_id, r.trace_id, r.span_id, r.root, now]
-        params += [text(r.resource), text(r.scope), orjson.dumps(r.span).decode()]
-        params.append(OtlpSpan.State.BUFFERED.value)
     table = OtlpSpan._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (project_id, trace_id, span_id, root, received_at, resource,"
-            f" scope, span, state) VALUES {', '.join([one] * len(rows))}"
-            " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING",
-            params,
+    columns = "project_id, trace_id, span_id, root, received_at, resource, scope, span, state"
+    state = OtlpSpan.State.BUFFERED.value
+    shared: dict[int, int] = {}
+    values: list[dict] = []
+
+    def position(value: dict) -> int:
+        key = id(value)
+        if key not in shared:
+            shared[key] = len(values)
+            values.append(value)
+        return shared[key]
+
+    if connection.vendor == "postgresql":
+        spans = [
+            {
+                "t": r.trace_id,
+                "s": r.span_id,
+                "r": r.root,
+                "rs": position(r.resource),
+                "sc": position(r.scope),
+                "sp": r.span,
+            }
+            for r in rows
+        ]
+        sql = (
+            f"INSERT INTO {table} ({columns})"
+            " SELECT %s, u.t, u.s, u.r, %s, v.j -> u.rs, v.j -> u.sc, u.sp, %s"
+            " FROM jsonb_to_recordset(%s::jsonb)"
+            " AS u(t text, s text, r boolean, rs int, sc int, sp jsonb),"
+            " (SELECT %s::jsonb AS j) AS v"
+            " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
         )
+        params: list = [project_id, now, state, _storable(spans), _storable(values)]
+    else:
+        dumped: dict[int, str] = {}
+
+        def text(value: dict) -> str:
+            key = id(value)
+            if key not in dumped:
+                dumped[key] = _storable(value)
+            return dumped[key]
+
+        sql = (
+            f"INSERT INTO {table} ({columns}) VALUES "
+            + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+            + " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
+        )
+        params = []
+        for r in rows:
+            params += [project_id, r.trace_id, r.span_id, r.root, now]
+            params += [text(r.resource), text(r.scope), _storable(r.span), state]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
 
 
-def _complete(spans: list[OtlpSpan]) -> bool:
-    last = max(s.received_at for s in spans)
-    if any(s.root for s in spans):
+def _storable(value: object) -> str:
+    """JSON text jsonb accepts: it cannot hold U+0000, so a NUL in a span (a string attribute,
+    say) is stored as U+FFFD, as the file import stores it (`reader.parse_line`)."""
+    text = orjson.dumps(value).decode()
+    return text.replace("\\u0000", "\\ufffd") if "\\u0000" in text else text
+
+
+def pending_spans(project_id: int, limit: int) -> int:
+    """The project's buffered spans, counted up to `limit` + 1 at most: a request's check costs
+    no more however many wait. It reads the buffered-spans index (project, trace, received at;
+    buffered rows only), and only its columns, so PostgreSQL may count from the index alone."""
+    waiting = OtlpSpan.objects.filter(project_id=project_id, state=OtlpSpan.State.BUFFERED)
+    return waiting.values("received_at")[: limit + 1].count()
+
+
+def _complete(spans: list[tuple[int, bool, datetime]]) -> bool:
+    last = max(received for _pk, _root, received in spans)
+    if any(root for _pk, root, _received in spans):
         wait = float(settings.TA_OTLP_GRACE_SECONDS)
     else:
         wait = float(settings.TA_OTLP_QUIET_SECONDS)
     return timezone.now() - last >= timedelta(seconds=wait)
 
 
-def document(spans: Iterable[OtlpSpan]) -> bytes:
-    """The spans as one OTLP/JSON ExportTraceServiceRequest, grouped by resource and scope in
-    the order they were received."""
-    groups: dict[bytes, dict] = {}
-    for s in spans:
-        resource = orjson.dumps(s.resource, option=orjson.OPT_SORT_KEYS)
-        scope = orjson.dumps(s.scope, option=orjson.OPT_SORT_KEYS)
-        rs = groups.setdefault(resource, {"resource": s.resource, "scopes": {}})
-        ss = rs["scopes"].setdefault(scope, {"scope": s.scope, "spans": []})
-        ss["spans"].append(s.span)
-    return orjson.dumps(
-        {
-            "resourceSpans": [
-                {"resource": rs["resource"], "scopeSpans": list(rs["scopes"].values())}
-                for rs in groups.values()
-            ]
-        }
-    )
-
-
 def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False) -> dict:
     """Import those of the traces that are complete (all, with `force`) as one upload, and say
     what became of each ({trace id: Outcome}). Idempotent: the spans are locked and marked in
-    the transaction that creates the upload."""
+    the transaction that creates the upload. The upload stores no file: its spans stay here,
+    naming it, and its processing reads them (`buffer`)."""
     outcomes: dict[str, Outcome] = {}
     with transaction.atomic():
-        rows = list(
+        # Only what completion needs: the span documents are read once, by the import.
+        rows = (
             OtlpSpan.objects.select_for_update()
             .filter(project_id=project_id, trace_id__in=trace_ids, state=OtlpSpan.State.BUFFERED)
             .order_by("received_at", "id")
+            .annotate(size=_stored_size())
+            .values_list("pk", "trace_id", "root", "received_at", "size")
         )
-        by_trace: dict[str, list[OtlpSpan]] = {}
-        for row in rows:
-            by_trace.setdefault(row.trace_id, []).append(row)
+        by_trace: dict[str, list[tuple[int, bool, datetime]]] = {}
+        sizes: dict[int, int] = {}
+        for pk, trace_id, root, received, size in rows:
+            by_trace.setdefault(trace_id, []).append((pk, root, received))
+            sizes[pk] = size
         for trace_id in trace_ids:
             spans = by_trace.get(trace_id)
             if not spans:
@@ -126,25 +163,34 @@ def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False)
                 project_id=project_id, trace_id__in=list(by_trace), state=OtlpSpan.State.IMPORTED
             ).values_list("trace_id", flat=True)
         )
-        late = [s.pk for t in imported for s in by_trace.pop(t)]
+        late = [pk for t in imported for pk, _root, _received in by_trace.pop(t)]
         OtlpSpan.objects.filter(pk__in=late).update(state=OtlpSpan.State.LATE)
         outcomes.update(dict.fromkeys(imported, Outcome.LATE))
         if not by_trace:
             return outcomes
+        pks = [pk for spans in by_trace.values() for pk, _root, _received in spans]
         first = next(iter(by_trace))
         name = f"otlp-{first}.json" if len(by_trace) == 1 else f"otlp-{first}-{len(by_trace)}.json"
-        upload, _created = upload_create(
+        upload = upload_create_buffered(
             project=Project.objects.get(pk=project_id),
-            fileobj=document(s for spans in by_trace.values() for s in spans),
             filename=name,
+            # The spans' row ids: unique to this upload, as its spans are.
+            content_hash=hashlib.sha256(orjson.dumps(pks)).hexdigest(),
+            size=sum(sizes[pk] for pk in pks),
             fmt="otlp",
             source=Upload.Source.OTLP,
         )
-        OtlpSpan.objects.filter(pk__in=[s.pk for v in by_trace.values() for s in v]).update(
-            state=OtlpSpan.State.IMPORTED, upload=upload
-        )
+        OtlpSpan.objects.filter(pk__in=pks).update(state=OtlpSpan.State.IMPORTED, upload=upload)
         outcomes.update(dict.fromkeys(by_trace, Outcome.IMPORTED))
     return outcomes
+
+
+def _stored_size() -> Func:
+    """A span's bytes as stored (an upload's size is its spans'): on PostgreSQL read from the
+    value's header, without turning the jsonb back into text."""
+    if connection.vendor == "postgresql":
+        return Func("span", function="pg_column_size", output_field=IntegerField())
+    return Length("span")
 
 
 def trace_finish(project_id: int, trace_id: str, *, force: bool = False) -> Outcome:
@@ -152,14 +198,16 @@ def trace_finish(project_id: int, trace_id: str, *, force: bool = False) -> Outc
     return traces_finish(project_id, [trace_id], force=force)[trace_id]
 
 
-def traces_due(limit: int = SWEEP_BATCH) -> list[tuple[int, str]]:
-    """(project id, trace id) of buffered traces that are complete now."""
+def traces_due(limit: int = SWEEP_BATCH, *, project_id: int | None = None) -> list[tuple[int, str]]:
+    """(project id, trace id) of buffered traces that are complete now (of one project)."""
     now = timezone.now()
     quiet = now - timedelta(seconds=float(settings.TA_OTLP_QUIET_SECONDS))
     grace = now - timedelta(seconds=float(settings.TA_OTLP_GRACE_SECONDS))
+    buffered = OtlpSpan.objects.filter(state=OtlpSpan.State.BUFFERED)
+    if project_id is not None:
+        buffered = buffered.filter(project_id=project_id)
     rows = (
-        OtlpSpan.objects.filter(state=OtlpSpan.State.BUFFERED)
-        .values("project_id", "trace_id")
+        buffered.values("project_id", "trace_id")
         .annotate(last=Max("received_at"), roots=Count("pk", filter=Q(root=True)))
         .filter(Q(last__lt=quiet) | Q(roots__gt=0, last__lt=grace))
         .order_by("last")[:limit]

@@ -7,7 +7,7 @@ import logging
 from django.conf import settings
 
 from common.retrying import retrying_task
-from traces.otlp_receiver.store import Outcome, traces_finish
+from traces.otlp_receiver.store import SWEEP_BATCH, Outcome, traces_due, traces_finish
 
 log = logging.getLogger(__name__)
 
@@ -16,8 +16,16 @@ log = logging.getLogger(__name__)
 def otlp_finish_traces(project_id: int, trace_ids: list[str]) -> dict:
     """Import the complete ones of these traces (one upload), and look again after
     TA_OTLP_GRACE_SECONDS at those whose spans still arrive. A lost message costs nothing: the
-    stale-work sweep finds complete traces too."""
-    outcomes = traces_finish(project_id, trace_ids)
+    stale-work sweep finds complete traces too.
+
+    Other traces of the project that are complete by now join the same upload, up to
+    SWEEP_BATCH traces: there are some only when the workers are behind (each trace's own task
+    is still queued; it then finds nothing to do), so uploads grow exactly then, and an
+    upload's fixed cost is paid once for many requests instead of once for each."""
+    mine = set(trace_ids)
+    room = max(SWEEP_BATCH - len(trace_ids), 0)
+    others = [t for _p, t in traces_due(room + len(trace_ids), project_id=project_id)]
+    outcomes = traces_finish(project_id, [*trace_ids, *[t for t in others if t not in mine][:room]])
     waiting = [t for t, o in outcomes.items() if o is Outcome.WAIT]
     if waiting:
         finish_later(project_id, waiting)

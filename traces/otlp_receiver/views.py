@@ -1,16 +1,20 @@
 """`POST /v1/traces`: the OTLP/HTTP trace endpoint, for OpenTelemetry exporters.
 
 Authenticated by a project token in `Authorization: Bearer ta_…` (what
-`OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer ta_…` sends); any scope may send spans, into
-the token's own project only. The answers are OTLP's, encoded like the request (protobuf or
+`OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer ta_…` sends); a token that may upload sends
+spans into its own project only. The answers are OTLP's, encoded like the request (protobuf or
 JSON): 200 with an `ExportTraceServiceResponse` (`partial_success` counts spans without valid
 ids), 400 for a body that is no export request, 401/403 for the token, 413 over
-TA_OTLP_MAX_BODY_BYTES (sent or decompressed), 415 for another content type, and 429/503 with
-`Retry-After` — the codes exporters retry — when the token is throttled or the database is
-unreachable. CSRF does not apply: no cookie authenticates here.
+TA_OTLP_MAX_BODY_BYTES (sent or decompressed) or for more spans than
+TA_OTLP_MAX_PENDING_SPANS in one request, 415 for another content type, and 429/503 with
+`Retry-After` — the codes exporters retry — when the token is throttled, the project has
+TA_OTLP_MAX_PENDING_SPANS spans waiting, or the database is unreachable. CSRF does not apply:
+no cookie authenticates here.
 """
 
 from __future__ import annotations
+
+import math
 
 import orjson
 from django.conf import settings
@@ -22,7 +26,7 @@ from rest_framework import exceptions
 from traces.api_auth import ProjectTokenAuthentication
 from traces.models import ProjectToken
 from traces.otlp_receiver.decode import JSON, PROTOBUF, BadRequest, TooLarge, decode, decompress
-from traces.otlp_receiver.store import spans_insert
+from traces.otlp_receiver.store import pending_spans, spans_insert
 
 # google.rpc.Code values for the Status body of an error response.
 GRPC_CODE = {400: 3, 401: 16, 403: 7, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14}
@@ -141,7 +145,22 @@ def traces(request: HttpRequest) -> HttpResponse:
         return reply.error(413, too_large)
     except BadRequest as exc:
         return reply.error(400, str(exc))
+    most = settings.TA_OTLP_MAX_PENDING_SPANS
+    if len(decoded.spans) > most:
+        return reply.error(
+            413,
+            f"the request has {len(decoded.spans)} spans, more than a project may have waiting"
+            f" ({most}, TA_OTLP_MAX_PENDING_SPANS): lower OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+        )
     try:
+        waiting = pending_spans(token.project_id, most)
+        if waiting + len(decoded.spans) > most:
+            return reply.error(
+                429,
+                f"the project has {waiting} spans waiting for their traces to complete; at most"
+                f" {most} may wait (TA_OTLP_MAX_PENDING_SPANS): retry once traces complete",
+                retry_after=max(RETRY_SECONDS, math.ceil(settings.TA_OTLP_GRACE_SECONDS)),
+            )
         roots = spans_insert(token.project_id, decoded.spans)
     except DatabaseError:
         return reply.error(503, "the database is unavailable", retry_after=RETRY_SECONDS)
