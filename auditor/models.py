@@ -5,6 +5,8 @@ are those they always had."""
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
 from auditor.exports.models import Export
 from auditor.llm.models import ModelCallRecord, ModelEndpoint, RunModelUsage
+from auditor.trace_list.models import ListColumns, SavedView
+from auditor.trace_notes.models import TraceComment, TraceTag
 from auditor.runs.models import (
     AuditItem,
     AuditResult,
@@ -21,10 +23,14 @@ __all__ = [
     "AuditRun",
     "Calibration",
     "ExecutionResult",
+    "ListColumns",
     "Export",
     "ModelCallRecord",
     "ModelEndpoint",
     "ResultOverride",
     "RunModelUsage",
+    "SavedView",
+    "TraceComment",
+    "TraceTag",
     "Verdict",
 ]

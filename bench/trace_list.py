@@ -18,6 +18,7 @@ runs when the project already holds N traces.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import random
 import statistics
@@ -35,6 +36,7 @@ MODELS = ["gpt-4o", "claude", "qwen-7b", "llama-70b", "mistral"]
 BENCHMARKS = ["bfcl", "tau-bench", "sycon-bench"]
 CATEGORIES = [f"cat-{i}" for i in range(10)]
 PAGE = 50
+START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 
 def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
@@ -43,7 +45,7 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
     rng = random.Random(0)
     cols = (
         "project_id, upload_id, external_id, agent, model, benchmark, category, task_id, "
-        "run_label, outcome_success, header, event_count, created_at"
+        "run_label, run_source, outcome_success, header, event_count, created_at"
     )
     t0 = time.perf_counter()
     with connection.cursor() as cur:
@@ -60,10 +62,12 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
                         rng.choice(CATEGORIES),
                         f"task-{i % 5000}",
                         "",
+                        "",
                         rng.random() < 0.6,
                         "{}",
                         0,
-                        "2026-01-01T00:00:00Z",
+                        # ten seconds apart: the date filter has days to choose from
+                        START + datetime.timedelta(seconds=10 * i),
                     )
                 )
         cur.execute("ANALYZE traces_trace")

@@ -6,21 +6,15 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from auditor.trace_list.columns import SORTS
 from auditor.trace_list.selectors import PAGE_SIZE
 
-# The column names of the URL (?sort=model, ?sort=-events) and the fields they sort by. Only
-# non-null columns: NULLs would need their own place in the keyset.
-SORTS = {
-    "trace": "external_id",
-    "model": "model",
-    "benchmark": "benchmark",
-    "category": "category",
-    "events": "event_count",
-}
+__all__ = ["SORTS", "parse_sort", "sorted_page"]
 
 
 def parse_sort(value: str) -> tuple[str, bool] | None:
-    """'model' → ('model', False), '-events' → ('events', True); unknown → None."""
+    """'model' → ('model', False), '-events' → ('events', True); unknown → None. The column
+    names and the fields they sort by are the registry's (columns.py)."""
     desc = value.startswith("-")
     name = value[1:] if desc else value
     return (name, desc) if name in SORTS else None
