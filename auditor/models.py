@@ -5,8 +5,6 @@ are those they always had."""
 from auditor.annotation.models import AnnotationItem, AnnotationQueue, ResultOverride, Verdict
 from auditor.exports.models import Export
 from auditor.llm.models import ModelCallRecord, ModelEndpoint, RunModelUsage
-from auditor.trace_list.models import ListColumns, SavedView
-from auditor.trace_notes.models import TraceComment, TraceTag
 from auditor.runs.models import (
     AuditItem,
     AuditResult,
@@ -14,6 +12,8 @@ from auditor.runs.models import (
     Calibration,
     ExecutionResult,
 )
+from auditor.trace_list.models import ListColumns, SavedView
+from auditor.trace_notes.models import TraceComment, TraceTag
 
 __all__ = [
     "AnnotationItem",

@@ -4,25 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('auditor', '0017_model_endpoints'),
+        ("auditor", "0017_model_endpoints"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='auditrun',
-            name='resumed_at_done',
+            model_name="auditrun",
+            name="resumed_at_done",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='auditrun',
-            name='stall_count',
+            model_name="auditrun",
+            name="stall_count",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='auditrun',
-            name='stall_reason',
+            model_name="auditrun",
+            name="stall_reason",
             field=models.TextField(blank=True),
         ),
     ]

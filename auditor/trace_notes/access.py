@@ -35,4 +35,6 @@ def why_not(role: str | None, what: str) -> str:
         return f"viewers read traces but do not change them; ask an owner to {what} for you"
     if role == "annotator" and what.endswith("comment"):
         return "annotators do not see comments, so their annotation stays blind"
+    if role == "uploader" and what.endswith("comment"):
+        return "project tokens read comments; people signed in as owners write them"
     return f"you may not {what} in this project"

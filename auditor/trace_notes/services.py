@@ -24,6 +24,10 @@ class NoteRejected(ValueError):
     """Bad input for a tag or comment; the message is shown to the user as is."""
 
 
+class NoteForbidden(NoteRejected):
+    """A change of someone else's comment that the caller may not make."""
+
+
 def tag_clean(name: str) -> str:
     name = (name or "").strip()
     if not name:
@@ -82,7 +86,7 @@ def comment_add(*, trace: Trace, body: str, user) -> TraceComment:  # type: igno
 
 def comment_edit(*, comment: TraceComment, body: str, user) -> TraceComment:  # type: ignore[no-untyped-def]
     if comment.author_id != user.pk:
-        raise NoteRejected("only its author edits a comment")
+        raise NoteForbidden("only its author edits a comment")
     comment.body = _body(body)
     comment.edited_at = timezone.now()
     comment.save(update_fields=["body", "edited_at"])
@@ -91,5 +95,5 @@ def comment_edit(*, comment: TraceComment, body: str, user) -> TraceComment:  # 
 
 def comment_delete(*, comment: TraceComment, user, role: str | None) -> None:  # type: ignore[no-untyped-def]
     if comment.author_id != user.pk and role != "owner":
-        raise NoteRejected("only its author or a project owner deletes a comment")
+        raise NoteForbidden("only its author or a project owner deletes a comment")
     comment.delete()

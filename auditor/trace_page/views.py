@@ -26,6 +26,7 @@ from auditor.trace_page.blind import held_item
 from auditor.trace_page.events import event_view
 from auditor.trace_page.text import pretty
 from auditor.trace_page.turns import group_by_turn
+from auditor.trace_notes.notes_context import notes_context
 from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
 from traces import selectors as trace_selectors
 from traces.models import Event, Trace
@@ -180,6 +181,13 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         recorded=trace.outcome_success, audited=audited, run_id=run.pk if run else None
     )
     if not wants_fragment(request):  # a policy or run tab changes only the audit part
+        state = ctx["state"]
+        share = trace.get_absolute_url() + (f"?{urlencode(state)}" if state else "")
+        ctx.update(
+            notes_context(
+                user=request.user, trace=trace, share_url=request.build_absolute_uri(share)
+            )
+        )
         after_seq = _int_param(request, "after_seq")
         events, next_seq = _event_window(trace, after_seq)
         ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)
