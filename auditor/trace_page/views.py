@@ -20,13 +20,13 @@ from django.utils.http import urlencode
 
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
+from auditor.trace_notes.notes_context import notes_context
 from auditor.trace_page import panels
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.blind import held_item
 from auditor.trace_page.events import event_view
 from auditor.trace_page.text import pretty
 from auditor.trace_page.turns import group_by_turn
-from auditor.trace_notes.notes_context import notes_context
 from common.rendering import render_page_or_fragment, vary_on_htmx, wants_fragment
 from traces import selectors as trace_selectors
 from traces.models import Event, Trace
