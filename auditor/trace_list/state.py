@@ -48,18 +48,21 @@ class ListState:
     errors: list[str] = field(default_factory=list)
     since: datetime.datetime | None = None  # created_at ≥ since
     until: datetime.datetime | None = None  # created_at < until (the day after "to")
+    run_chosen: bool = False  # the query named the run (else it is the latest)
 
-    def params(self, **extra: str) -> dict[str, str]:
-        """The non-empty filters and columns, as query parameters, plus `extra`."""
-        out = {k: v for k, v in self.f.items() if v}
+    def params(self, *, pin_run: bool = True, **extra: str) -> dict[str, str]:
+        """The non-empty filters and columns, as query parameters, plus `extra`. `pin_run`
+        False: the run only if the user chose it (a saved view or a shared link then follows
+        the project's latest run, as the bare list does)."""
+        out = {k: v for k, v in self.f.items() if v and (k != "run" or pin_run or self.run_chosen)}
         cols = columns_param(self.cols)
         if cols:
             out["cols"] = cols
         out.update(extra)
         return out
 
-    def query(self, **extra: str) -> str:
-        return urlencode(self.params(**extra))
+    def query(self, *, pin_run: bool = True, **extra: str) -> str:
+        return urlencode(self.params(pin_run=pin_run, **extra))
 
 
 def _day_start(d: datetime.date) -> datetime.datetime:
@@ -76,6 +79,7 @@ def list_state(g: QueryDict, *, project, runs, cols: tuple[str, ...] | None = No
     run_id = as_int(f["run"])
     if run_id is not None:
         run = runs.filter(pk=run_id).first()
+    run_chosen = run is not None
     if run is None:
         run = latest_run(project=project, runs=runs)
     f["run"] = str(run.pk) if run else ""
@@ -106,6 +110,7 @@ def list_state(g: QueryDict, *, project, runs, cols: tuple[str, ...] | None = No
         f=f,
         cols=chosen,
         errors=errors,
+        run_chosen=run_chosen,
         since=_day_start(since) if since else None,
         until=_day_start(to + datetime.timedelta(days=1))
         if to and to < datetime.date.max

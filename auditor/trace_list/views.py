@@ -94,6 +94,8 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     sorts = _sort_links(state)
     count, more = selectors.count_capped(qs)
     role = trace_selectors.role_of(user=request.user, project=project)
+    # A share link names the run its transitions are read from, so it shows the same rows when
+    # a newer run lands; a saved view (`query`) follows the latest run unless one was chosen.
     share = urlencode({**params, **({"view": str(view.pk)} if view and view.shared else {})})
     ctx = {
         "project": project,
@@ -119,7 +121,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         "count_more": more,
         "errors": state.errors,
         "filtered": any(v for k, v in f.items() if k not in ("run", "sort")),
-        "query": state.query(),
+        "query": state.query(pin_run=False),
         "share_url": request.build_absolute_uri(f"{list_url}?{share}" if share else list_url),
         "views": list(saved_views.view_list(user=request.user, project=project)[:100]),
         "view": view,
