@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
@@ -142,16 +143,30 @@ def main() -> None:
         f"{'case':30} {'page 1 p50':>10} {'p95':>6} {'page ' + str(args.page) + ' p50':>13} "
         f"{'p95':>6} {'ratio p50':>9} {'p95':>5}   queries, SQL ms (EXPLAIN ANALYZE) p1 / pN"
     )
+    everything = Trace.objects.filter(project=project)
+    since = START + datetime.timedelta(days=3)
     for label, params, qs in (
-        ("unfiltered", {}, Trace.objects.filter(project=project)),
+        ("unfiltered", {}, everything),
+        ("model=claude", {"model": "claude"}, everything.filter(model="claude")),
+        # a trace-id prefix of 100,000 traces, and ten days of 8,640 traces each
         (
-            "model=claude",
-            {"model": "claude"},
-            Trace.objects.filter(project=project, model="claude"),
+            "tid=bench-001",
+            {"tid": "bench-001"},
+            everything.filter(external_id__startswith="bench-001"),
+        ),
+        (
+            "ten days",
+            {
+                "from": since.date().isoformat(),
+                "to": (since + datetime.timedelta(days=9)).date().isoformat(),
+            },
+            everything.filter(
+                created_at__gte=since, created_at__lt=since + datetime.timedelta(days=10)
+            ),
         ),
     ):
         after = after_for_page(qs, args.page)
-        q = "&".join(f"{k}={v}" for k, v in params.items())
+        q = urlencode(params)
         urls = (f"{base}?{q}", f"{base}?{q}&after={after}")
         for kind, headers in (("full page", {}), ("htmx rows", {"HTTP_HX_REQUEST": "true"})):
             t1, tn = timed_pair(client, urls, args.repeat, **headers)
