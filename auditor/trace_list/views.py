@@ -116,6 +116,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         "query_without_tag": urlencode({k: v for k, v in params.items() if k != "tag"}),
         "all_columns": COLUMNS,
         "chosen": set(state.cols),
+        "show": dict.fromkeys(state.cols, True),
         "rows": _rows(page["rows"], run=run, state=state),
         "count": count,
         "count_more": more,
