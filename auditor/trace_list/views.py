@@ -69,7 +69,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     list_url = reverse("auditor:trace-list", args=[project.pk])
     view_id = as_int(request.GET.get("view"))
     view = saved_views.view_get(user=request.user, project=project, view_id=view_id)
-    if view is not None and not any(k in request.GET for k in (*FILTERS, "cols")):
+    if view is not None and view.query and not any(k in request.GET for k in (*FILTERS, "cols")):
         # ?view=<id> alone opens the view at its own query: the URL then names the state.
         return vary_on_htmx(
             redirect(f"{list_url}?{view.query}{'&' if view.query else ''}view={view.pk}")
@@ -122,7 +122,9 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         "count_more": more,
         "errors": state.errors,
         "filtered": any(v for k, v in f.items() if k not in ("run", "sort")),
-        "query": state.query(pin_run=False),
+        # What a saved view keeps: the filters and, always, the columns (a view shows the
+        # columns it was saved with, whatever the member chose since).
+        "query": urlencode({**state.params(pin_run=False), "cols": ",".join(state.cols)}),
         "share_url": request.build_absolute_uri(f"{list_url}?{share}" if share else list_url),
         "views": list(saved_views.view_list(user=request.user, project=project)[:100]),
         "view": view,

@@ -223,3 +223,17 @@ def test_share_link_carries_the_state(client, alice, project, listed):
         f'value="http://testserver/projects/{project.pk}/traces/?model=gpt-x&amp;cols=trace%2Cmodel"'
         in body
     )
+
+
+def test_a_view_without_filters_opens_without_a_redirect_loop(client, alice, project, listed):
+    client.force_login(alice)
+    client.post(f"/projects/{project.pk}/traces/views/", {"name": "all", "query": ""})
+    view = SavedView.objects.get()
+    r = client.get(url(project, view=view.pk))
+    assert r.status_code == 200 and "view “all”" in r.content.decode()
+    # the toolbar saves the columns with the filters, so a view shows what was saved
+    body = client.get(url(project, model="gpt-x")).content.decode()
+    assert (
+        'name="query" value="model=gpt-x&amp;cols=trace%2Cmodel%2Cbenchmark%2Ccategory%2C'
+        'outcome%2Cevents%2Ctags%2Ctransitions"' in body
+    )
