@@ -10,8 +10,15 @@ from traces import selectors as trace_selectors
 from traces.models import Trace
 
 
-def notes_context(*, user, trace: Trace, share_url: str, error: str = "") -> dict[str, Any]:  # type: ignore[no-untyped-def]
-    role = trace_selectors.role_of(user=user, project=trace.project)
+_ASK = object()
+
+
+def notes_context(  # type: ignore[no-untyped-def]
+    *, user, trace: Trace, share_url: str, error: str = "", role: Any = _ASK
+) -> dict[str, Any]:
+    """`role`: the user's role in the trace's project, when the caller knows it already."""
+    if role is _ASK:
+        role = trace_selectors.role_of(user=user, project=trace.project)
     read_comments = access.can_read_comments(role)
     return {
         "trace": trace,

@@ -16,13 +16,13 @@ from traces import selectors as trace_selectors
 from traces.models import Trace
 
 
-def held_item(*, user, trace: Trace) -> Any | None:  # type: ignore[no-untyped-def]
+def held_item(*, user, trace: Trace, role: str | None = None) -> Any | None:  # type: ignore[no-untyped-def]
     """The open annotation item on this trace that the user holds a live claim on and has not
     answered, or None. Owners are not kept out: they adjudicate, and the queue page shows them
-    who chose actor or twin anyway."""
+    who chose actor or twin anyway. `role`: the user's role in the project, when known."""
     if not getattr(user, "is_authenticated", False) or getattr(user, "project", None):
         return None
-    if trace_selectors.role_of(user=user, project=trace.project) == "owner":
+    if (role or trace_selectors.role_of(user=user, project=trace.project)) == "owner":
         return None
     item_model = AuditResult._meta.get_field("annotation_items").related_model
     return (

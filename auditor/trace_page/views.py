@@ -169,8 +169,14 @@ def _state(request: HttpRequest) -> dict[str, str]:
 @login_required
 def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
-    ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
-    held = held_item(user=request.user, trace=trace)
+    role = trace_selectors.role_of(user=request.user, project=trace.project)
+    ctx: dict[str, Any] = {
+        "trace": trace,
+        "project": trace.project,
+        "state": _state(request),
+        "role": role,
+    }
+    held = held_item(user=request.user, trace=trace, role=role)
     if held is not None:
         ctx.update(runs=[], run=None, results=[], selected=None, held_item=held)
     else:
@@ -185,7 +191,10 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
         share = trace.get_absolute_url() + (f"?{urlencode(state)}" if state else "")
         ctx.update(
             notes_context(
-                user=request.user, trace=trace, share_url=request.build_absolute_uri(share)
+                user=request.user,
+                trace=trace,
+                share_url=request.build_absolute_uri(share),
+                role=ctx["role"],
             )
         )
         after_seq = _int_param(request, "after_seq")
