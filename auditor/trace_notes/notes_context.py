@@ -9,7 +9,6 @@ from auditor.trace_notes import access, selectors
 from traces import selectors as trace_selectors
 from traces.models import Trace
 
-
 _ASK = object()
 
 
