@@ -21,10 +21,13 @@ def parse_sort(value: str) -> tuple[str, bool] | None:
 
 
 def _beyond(field: str, value: object, pk: int, forward: bool) -> Q:
-    """Rows after (forward) or before the cursor in ascending (field, id) order."""
+    """Rows after (forward) or before the cursor in ascending (field, id) order. Written as a
+    range on the field narrowed by an OR (field >= v AND (field > v OR id > pk)), not as the
+    bare OR: the planner takes the range into the field's index, where the OR alone leaves it a
+    filter over every row walked."""
     if forward:
-        return Q(**{f"{field}__gt": value}) | Q(**{field: value, "id__gt": pk})
-    return Q(**{f"{field}__lt": value}) | Q(**{field: value, "id__lt": pk})
+        return Q(**{f"{field}__gte": value}) & (Q(**{f"{field}__gt": value}) | Q(id__gt=pk))
+    return Q(**{f"{field}__lte": value}) & (Q(**{f"{field}__lt": value}) | Q(id__lt=pk))
 
 
 def sorted_page(

@@ -86,6 +86,12 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     qs = selectors.trace_filter_apply(visible, run=run, f=f, since=state.since, until=state.until)
     after, before = as_int(request.GET.get("after")), as_int(request.GET.get("before"))
     sort = parse_sort(f["sort"])
+    if sort is None and (state.since or state.until):
+        # Newest first by creation time, not by id: the same order (ids are handed out as
+        # traces are added), but a date range in the past is then one range of the
+        # trace_project_created index, not a walk back from the newest trace through every
+        # trace added since.
+        sort = ("created", True)
     if sort is None:
         page = selectors.trace_page(qs, after=after, before=before, project=project)
     else:
