@@ -38,3 +38,17 @@ def test_a_viewer_is_told_why(django_user_model, method, path, said):
     outsider = django_user_model.objects.create_user("out", password="pw")
     c.force_login(outsider)
     assert getattr(c, method)(path.format(u=upload.pk, p=project.pk)).status_code == 404
+
+
+def test_a_shared_link_opened_by_a_non_member_says_to_ask_for_membership(django_user_model):
+    project = Project.objects.create(name="alpha")
+    outsider = django_user_model.objects.create_user("out", password="pw")
+    c = Client()
+    link = f"/projects/{project.pk}/traces/?tag=flaky&cols=trace%2Cmodel"
+    # signed out: the log-in page first, then the link
+    r = c.get(link)
+    assert r.status_code == 302 and r["Location"].startswith("/accounts/login/?next=")
+    c.force_login(outsider)
+    r = c.get(link)
+    body = r.content.decode()
+    assert r.status_code == 404 and "ask an owner of their project to add you" in body
