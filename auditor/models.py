@@ -12,6 +12,8 @@ from auditor.runs.models import (
     Calibration,
     ExecutionResult,
 )
+from auditor.trace_list.models import ListColumns, SavedView
+from auditor.trace_notes.models import TraceComment, TraceTag
 
 __all__ = [
     "AnnotationItem",
@@ -21,10 +23,14 @@ __all__ = [
     "AuditRun",
     "Calibration",
     "ExecutionResult",
+    "ListColumns",
     "Export",
     "ModelCallRecord",
     "ModelEndpoint",
     "ResultOverride",
     "RunModelUsage",
+    "SavedView",
+    "TraceComment",
+    "TraceTag",
     "Verdict",
 ]

@@ -12,12 +12,14 @@ from auditor.llm import urls as llm_urls
 from auditor.login import ThrottledLoginView
 from auditor.runs import urls as runs_urls
 from auditor.trace_list import urls as trace_list_urls
+from auditor.trace_notes import urls as trace_notes_urls
 from auditor.trace_page import urls as trace_page_urls
 
 auditor_patterns = [
     *runs_urls.urlpatterns,
     *trace_list_urls.urlpatterns,
     *trace_page_urls.urlpatterns,
+    *trace_notes_urls.urlpatterns,
     *llm_urls.urlpatterns,
 ]
 

@@ -18,12 +18,14 @@ runs when the project already holds N traces.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import random
 import statistics
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "auditor.settings")
@@ -35,6 +37,7 @@ MODELS = ["gpt-4o", "claude", "qwen-7b", "llama-70b", "mistral"]
 BENCHMARKS = ["bfcl", "tau-bench", "sycon-bench"]
 CATEGORIES = [f"cat-{i}" for i in range(10)]
 PAGE = 50
+START = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 
 def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
@@ -43,7 +46,7 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
     rng = random.Random(0)
     cols = (
         "project_id, upload_id, external_id, agent, model, benchmark, category, task_id, "
-        "run_label, outcome_success, header, event_count, created_at"
+        "run_label, run_source, outcome_success, header, event_count, created_at"
     )
     t0 = time.perf_counter()
     with connection.cursor() as cur:
@@ -60,10 +63,12 @@ def fill(project, upload, n: int) -> None:  # type: ignore[no-untyped-def]
                         rng.choice(CATEGORIES),
                         f"task-{i % 5000}",
                         "",
+                        "",
                         rng.random() < 0.6,
                         "{}",
                         0,
-                        "2026-01-01T00:00:00Z",
+                        # ten seconds apart: the date filter has days to choose from
+                        START + datetime.timedelta(seconds=10 * i),
                     )
                 )
         cur.execute("ANALYZE traces_trace")
@@ -138,16 +143,30 @@ def main() -> None:
         f"{'case':30} {'page 1 p50':>10} {'p95':>6} {'page ' + str(args.page) + ' p50':>13} "
         f"{'p95':>6} {'ratio p50':>9} {'p95':>5}   queries, SQL ms (EXPLAIN ANALYZE) p1 / pN"
     )
+    everything = Trace.objects.filter(project=project)
+    since = START + datetime.timedelta(days=3)
     for label, params, qs in (
-        ("unfiltered", {}, Trace.objects.filter(project=project)),
+        ("unfiltered", {}, everything),
+        ("model=claude", {"model": "claude"}, everything.filter(model="claude")),
+        # a trace-id prefix of 100,000 traces, and ten days of 8,640 traces each
         (
-            "model=claude",
-            {"model": "claude"},
-            Trace.objects.filter(project=project, model="claude"),
+            "tid=bench-001",
+            {"tid": "bench-001"},
+            everything.filter(external_id__startswith="bench-001"),
+        ),
+        (
+            "ten days",
+            {
+                "from": since.date().isoformat(),
+                "to": (since + datetime.timedelta(days=9)).date().isoformat(),
+            },
+            everything.filter(
+                created_at__gte=since, created_at__lt=since + datetime.timedelta(days=10)
+            ),
         ),
     ):
         after = after_for_page(qs, args.page)
-        q = "&".join(f"{k}={v}" for k, v in params.items())
+        q = urlencode(params)
         urls = (f"{base}?{q}", f"{base}?{q}&after={after}")
         for kind, headers in (("full page", {}), ("htmx rows", {"HTTP_HX_REQUEST": "true"})):
             t1, tn = timed_pair(client, urls, args.repeat, **headers)

@@ -310,7 +310,18 @@ class Trace(models.Model):
         # A project's newest (and oldest) trace id in one index lookup: the traces list bounds
         # its newest-first scan of the primary key with it, which otherwise walks every newer
         # trace of other projects first (auditor.trace_list.selectors.trace_page).
-        indexes = [models.Index(fields=["project", "id"], name="trace_project_id")]
+        indexes = [
+            models.Index(fields=["project", "id"], name="trace_project_id"),
+            # The list's trace-id search, exact or by prefix (LIKE 'abc%'): the unique
+            # constraint's index cannot serve a LIKE; the pattern operator class can.
+            models.Index(
+                fields=["project", "external_id"],
+                name="trace_project_external",
+                opclasses=["int8_ops", "varchar_pattern_ops"],
+            ),
+            # The list's date range on when traces were added.
+            models.Index(fields=["project", "created_at"], name="trace_project_created"),
+        ]
 
     def __str__(self) -> str:
         return self.external_id

@@ -27,11 +27,13 @@ DECISION_COLUMNS = (
     "benchmark",
     "category",
     "task_id",
+    "tags",
+    "comments",
     "annotations",
     "record",
 )
 # Columns that hold JSON text (named in the manifest and the Parquet metadata).
-JSON_COLUMNS = ("annotations", "record")
+JSON_COLUMNS = ("tags", "comments", "annotations", "record")
 # Trace fields read with each decision and each JSONL line.
 TRACE_FIELDS = ("external_id", "agent", "model", "benchmark", "category", "task_id")
 
@@ -74,7 +76,14 @@ def decision_entry(r: dict, notes: dict | None) -> dict:
     }
 
 
-def flat_decision(r: dict, notes: dict | None) -> dict:
+def flat_decision(
+    r: dict,
+    notes: dict | None,
+    *,
+    tags: list[str] | None = None,
+    comments: list[dict] | None = None,
+) -> dict:
+    """One decision as a flat row; `tags` and `comments` are its trace's (trace_notes)."""
     notes = notes or {}
     items = notes.get("items", [])
     override = notes.get("override")
@@ -94,6 +103,8 @@ def flat_decision(r: dict, notes: dict | None) -> dict:
         "benchmark": r["trace__benchmark"],
         "category": r["trace__category"],
         "task_id": r["trace__task_id"],
+        "tags": orjson.dumps(tags or []).decode(),
+        "comments": orjson.dumps(comments or []).decode(),
         "annotations": orjson.dumps(items).decode(),
         "record": orjson.dumps(r["record"]).decode(),
         "_record": r["record"],

@@ -20,6 +20,7 @@ from auditor.exports.models import Export
 from auditor.exports.rows import JSON_COLUMNS, TRACE_FIELDS, flat_decision
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.stats_display import model_statistics, policy_statistics
+from auditor.trace_notes import selectors as note_selectors
 from common.jobs import job_heartbeat
 from traces import selectors as trace_selectors
 
@@ -120,7 +121,18 @@ class Snapshot:
         fields = (*RESULT_VALUES, *(f"trace__{k}" for k in TRACE_FIELDS))
         for page in keyset(self.decisions, fields, self.chunk):
             notes = result_annotations([r["id"] for r in page])
-            yield [flat_decision(r, notes.get(r["id"])) for r in page]
+            trace_ids = sorted({r["trace_id"] for r in page})
+            tags = note_selectors.tags_of(trace_ids)
+            comments = note_selectors.comments_by_trace(trace_ids)
+            yield [
+                flat_decision(
+                    r,
+                    notes.get(r["id"]),
+                    tags=tags.get(r["trace_id"]),
+                    comments=comments.get(r["trace_id"]),
+                )
+                for r in page
+            ]
             self.heartbeat()
 
     def record_keys(self, limit: int) -> list[str]:

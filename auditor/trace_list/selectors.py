@@ -3,11 +3,14 @@ full-text search, keyset pagination, capped counts, filter choices and per-trace
 
 from __future__ import annotations
 
+import datetime
+
 from django.core.cache import cache
 from django.db.models import Count, Exists, Max, OuterRef, QuerySet, Subquery
 from django.db.models.fields.json import KT
 
 from auditor.runs.models import AuditResult, AuditRun
+from auditor.trace_notes import selectors as note_selectors
 from traces import search
 from traces.models import Trace, Upload
 
@@ -23,8 +26,16 @@ def _tri(value: str | None) -> bool | None | str:
     return None if value == "unknown" else ""
 
 
-def trace_filter_apply(qs: QuerySet, *, run: AuditRun | None, f: dict[str, str]) -> QuerySet:
-    """Narrow a scoped trace queryset by the list's filters (already-validated strings).
+def trace_filter_apply(
+    qs: QuerySet,
+    *,
+    run: AuditRun | None,
+    f: dict[str, str],
+    since: datetime.datetime | None = None,
+    until: datetime.datetime | None = None,
+) -> QuerySet:
+    """Narrow a scoped trace queryset by the list's filters (already-validated strings) and
+    the creation range [since, until).
 
     Audit filters become one correlated EXISTS over the run's results, so every condition
     holds for the same (trace, policy) decision, and the trace rows are never multiplied."""
@@ -34,6 +45,15 @@ def trace_filter_apply(qs: QuerySet, *, run: AuditRun | None, f: dict[str, str])
             qs = qs.filter(**{field: "" if field == "category" and value == NO_CATEGORY else value})
     if f.get("outcome"):
         qs = qs.filter(outcome_success=_tri(f["outcome"]))
+    if f.get("tid"):
+        # exact or prefix: the trace_project_external index (traces migration) serves both
+        qs = qs.filter(external_id__startswith=f["tid"])
+    if f.get("tag"):
+        qs = note_selectors.traces_tagged(qs, f["tag"])
+    if since is not None:
+        qs = qs.filter(created_at__gte=since)
+    if until is not None:
+        qs = qs.filter(created_at__lt=until)
     if run is not None:
         cond: dict = {}
         if f.get("policy"):

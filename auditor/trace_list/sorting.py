@@ -7,21 +7,12 @@ from __future__ import annotations
 from django.db.models import BigIntegerField, F, FloatField, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 
+from auditor.trace_list.columns import SORTS
 from auditor.trace_list.selectors import PAGE_SIZE
 
-# The column names of the URL (?sort=model, ?sort=-events) and the fields they sort by. Only
-# non-null columns: NULLs would need their own place in the keyset.
-SORTS = {
-    "trace": "external_id",
-    "model": "model",
-    "benchmark": "benchmark",
-    "category": "category",
-    "events": "event_count",
-    "duration": "duration_ms",
-    "tokens": "total_tokens",
-    "cost": "cost_usd",
-}
-# Columns a trace may lack (null): sorted by the value with nulls standing in as past the end in
+__all__ = ["SORTS", "parse_sort", "sorted_page"]
+
+# Fields a trace may lack (null): sorted by the value with nulls standing in as past the end in
 # either direction, so the keyset stays one comparison and traces without the figure come last.
 NULLABLE = {
     "duration_ms": (FloatField(), 1e300),
@@ -31,17 +22,21 @@ NULLABLE = {
 
 
 def parse_sort(value: str) -> tuple[str, bool] | None:
-    """'model' → ('model', False), '-events' → ('events', True); unknown → None."""
+    """'model' → ('model', False), '-events' → ('events', True); unknown → None. The column
+    names and the fields they sort by are the registry's (columns.py)."""
     desc = value.startswith("-")
     name = value[1:] if desc else value
     return (name, desc) if name in SORTS else None
 
 
 def _beyond(field: str, value: object, pk: int, forward: bool) -> Q:
-    """Rows after (forward) or before the cursor in ascending (field, id) order."""
+    """Rows after (forward) or before the cursor in ascending (field, id) order. Written as a
+    range on the field narrowed by an OR (field >= v AND (field > v OR id > pk)), not as the
+    bare OR: the planner takes the range into the field's index, where the OR alone leaves it a
+    filter over every row walked."""
     if forward:
-        return Q(**{f"{field}__gt": value}) | Q(**{field: value, "id__gt": pk})
-    return Q(**{f"{field}__lt": value}) | Q(**{field: value, "id__lt": pk})
+        return Q(**{f"{field}__gte": value}) & (Q(**{f"{field}__gt": value}) | Q(id__gt=pk))
+    return Q(**{f"{field}__lte": value}) & (Q(**{f"{field}__lt": value}) | Q(id__lt=pk))
 
 
 def sorted_page(

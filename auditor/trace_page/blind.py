@@ -20,14 +20,14 @@ from traces import selectors as trace_selectors
 from traces.models import Trace
 
 
-def held_item(*, user, trace: Trace) -> Any | None:  # type: ignore[no-untyped-def]
+def held_item(*, user, trace: Trace, role: str | None = None) -> Any | None:  # type: ignore[no-untyped-def]
     """The open annotation item on this trace that the annotator may still be asked to judge
     (the one they hold a live claim on first), or None. Only the annotator role is kept out:
     owners adjudicate, and the queue page shows them who chose actor or twin anyway; viewers
-    give no verdicts."""
+    give no verdicts. `role`: the user's role in the project, when known."""
     if not getattr(user, "is_authenticated", False) or getattr(user, "project", None):
         return None
-    if trace_selectors.role_of(user=user, project=trace.project) != "annotator":
+    if (role or trace_selectors.role_of(user=user, project=trace.project)) != "annotator":
         return None
     item_model = AuditResult._meta.get_field("annotation_items").related_model
     mine = Q(claimed_by=user, lease_until__gt=timezone.now())

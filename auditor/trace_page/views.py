@@ -22,6 +22,7 @@ from django.utils.http import urlencode
 
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
+from auditor.trace_notes.notes_context import notes_context
 from auditor.trace_page import panels, steps
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.blind import held_item, hides_timeline
@@ -215,8 +216,14 @@ def _state(request: HttpRequest) -> dict[str, str]:
 @login_required
 def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     trace = trace_selectors.trace_get(user=request.user, trace_id=pk)
-    ctx: dict[str, Any] = {"trace": trace, "project": trace.project, "state": _state(request)}
-    held = held_item(user=request.user, trace=trace)
+    role = trace_selectors.role_of(user=request.user, project=trace.project)
+    ctx: dict[str, Any] = {
+        "trace": trace,
+        "project": trace.project,
+        "state": _state(request),
+        "role": role,
+    }
+    held = held_item(user=request.user, trace=trace, role=role)
     if held is not None:
         ctx.update(runs=[], run=None, results=[], selected=None, held_item=held)
     else:
@@ -226,9 +233,20 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ctx["outcome"] = shown_outcome(
         recorded=trace.outcome_success, audited=audited, run_id=run.pk if run else None
     )
+    if not wants_fragment(request):  # a policy or run tab changes only the audit part
+        state = ctx["state"]
+        share = trace.get_absolute_url() + (f"?{urlencode(state)}" if state else "")
+        ctx.update(
+            notes_context(
+                user=request.user,
+                trace=trace,
+                share_url=request.build_absolute_uri(share),
+                role=ctx["role"],
+            )
+        )
     if hides_timeline(held):
         ctx.update(events=[], next_seq=None, after_seq=None, timeline_hidden=True)
-    elif not wants_fragment(request):  # a policy or run tab changes only the audit part
+    elif not wants_fragment(request):
         after_seq = _int_param(request, "after_seq")
         events, next_seq = _event_window(trace, after_seq)
         ctx.update(events=events, next_seq=next_seq, after_seq=after_seq)

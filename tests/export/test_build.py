@@ -259,6 +259,8 @@ def test_files_load_with_datasets(audited, tmp_path):
         "events",
         "decisions",
         "annotations",
+        "tags",
+        "comments",
     }
 
 

@@ -331,7 +331,8 @@ def test_query_count_does_not_grow_with_trace_length(client, alice, project):
             r = client.get(t.get_absolute_url())
         assert r.status_code == 200
         counts[t.external_id] = len(q.captured_queries)
-    assert counts["large"] == counts["small"] <= 10, counts
+    # the notes (tags, comments) add two fixed queries to the page's
+    assert counts["large"] == counts["small"] <= 11, counts
     html = r.content.decode()
     assert html.count('class="ev ') == 200  # one window of the timeline, then "load more"
     assert "after_seq=199" in html and "Load more events" in html

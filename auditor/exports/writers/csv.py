@@ -1,6 +1,7 @@
 """CSV: one row per decision, the decision columns then `record.<key>` for the top-level keys of
 the decision records (at most MAX_FLAT_COLUMNS). UTF-8, RFC 4180 quoting; booleans are written
-`true`/`false` and null as an empty cell; `record` and `annotations` are JSON."""
+`true`/`false` and null as an empty cell; `tags`, `comments`, `record` and `annotations` are
+JSON."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """JSONL: one line per trace — `{"trace": header, "events": [v1 events as uploaded],
-"decisions": [...], "annotations": [...]}`. The events re-ingest as they are."""
+"decisions": [...], "annotations": [...], "tags": [...], "comments": [...]}`. The events
+re-ingest as they are."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import orjson
 from auditor.annotation.selectors import result_annotations
 from auditor.exports.rows import decision_entry, trace_header
 from auditor.exports.snapshot import Snapshot
+from auditor.trace_notes import selectors as note_selectors
 from traces.selectors import load_events
 
-COLUMNS = ["trace", "events", "decisions", "annotations"]
+COLUMNS = ["trace", "events", "decisions", "annotations", "tags", "comments"]
 
 
 def write(snapshot: Snapshot, path: str) -> dict:
@@ -25,6 +27,8 @@ def write(snapshot: Snapshot, path: str) -> dict:
             decisions: dict[int, list[dict]] = defaultdict(list)
             rows = snapshot.decisions_of(ids)
             notes = result_annotations([r["id"] for r in rows])
+            tags = note_selectors.tags_of(ids)
+            comments = note_selectors.comments_by_trace(ids)
             for r in rows:
                 decisions[r["trace_id"]].append(decision_entry(r, notes.get(r["id"])))
             for t in part:
@@ -39,6 +43,8 @@ def write(snapshot: Snapshot, path: str) -> dict:
                     "events": events[t["id"]],
                     "decisions": ds,
                     "annotations": anns,
+                    "tags": tags.get(t["id"], []),
+                    "comments": comments.get(t["id"], []),
                 }
                 out.write(orjson.dumps(line) + b"\n")
                 n_traces += 1
