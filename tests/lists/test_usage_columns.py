@@ -54,7 +54,7 @@ def test_cells_show_figures_and_a_dash_where_the_source_gave_none(client, alice,
     fast, slow, bare = timed
     client.force_login(alice)
     html = _get(client, project)
-    cells = lambda pk: re.findall(r'<td class="num usage">([^<]*)</td>', _row(html, pk))  # noqa: E731
+    cells = lambda pk: re.findall(r'<td class="num usage"[^>]*>([^<]*)</td>', _row(html, pk))  # noqa: E731
     assert cells(fast.pk) == ["850 ms", "451", "$0.0021"]
     assert cells(slow.pk) == ["1 min 42 s", "177,276", "$0.559"]
     assert cells(bare.pk) == ["—", "—", "—"]

@@ -68,7 +68,9 @@ def test_a_saved_view_round_trips(page, live_server, alice, project, audited):
     wanted_rows, wanted_query = rows(page), query(page)
     assert 0 < len(wanted_rows) < len(everything)
     assert wanted_query["tag"] == ["flaky"] and wanted_query["sort"] == ["events"]
-    assert wanted_query["cols"] == ["trace,model,category,outcome,events,created,tags,transitions"]
+    assert wanted_query["cols"] == [
+        "trace,model,category,outcome,events,duration,tokens,cost,created,tags,transitions"
+    ]
     page.click("#views-menu summary")
     page.fill("#view-name", "flaky by length")
     page.click("#view-save button[type=submit]")

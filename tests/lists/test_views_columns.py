@@ -46,7 +46,10 @@ def url(project, **q) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_the_registry_names_every_sort_and_the_defaults():
-    assert set(SORTS) == {"trace", "model", "benchmark", "category", "events", "created"}
+    assert set(SORTS) == {
+        *("trace", "model", "benchmark", "category", "events"),
+        *("duration", "tokens", "cost", "created"),
+    }
     assert DEFAULT[0] == "trace" and "created" not in DEFAULT
     assert all(c.label for c in COLUMNS)
 
@@ -236,7 +239,7 @@ def test_a_view_without_filters_opens_without_a_redirect_loop(client, alice, pro
     body = client.get(url(project, model="gpt-x")).content.decode()
     assert (
         'name="query" value="model=gpt-x&amp;cols=trace%2Cmodel%2Cbenchmark%2Ccategory%2C'
-        'outcome%2Cevents%2Ctags%2Ctransitions"' in body
+        'outcome%2Cevents%2Cduration%2Ctokens%2Ccost%2Ctags%2Ctransitions"' in body
     )
 
 
