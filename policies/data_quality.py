@@ -6,10 +6,11 @@ from the installed benchmark's (header ``meta.task_drift``; ``meta.task_not_foun
 installed release has no such task), a result file of another benchmark release than the installed
 one (header ``meta.recorded_release`` ≠ ``meta.installed_release``; scored against its own
 release's task where the importer keeps it, ``meta.task_release``), a task whose ground truth
-changed between the releases the run may come from (header ``meta.ground_truth_changed``), a
-reply that is a harness's error message rather than the model's answer (event
-``meta.harness_error``), and a step whose calls ran in parallel (the step's first call's
-``meta.parallel_calls``).
+changed between the releases the run may come from (header ``meta.ground_truth_changed``), a run
+of an earlier release that records no user turn to tell which of its tasks it was run on (header
+``meta.task_unverified``), a reply that is a harness's error message rather than the model's
+answer (event ``meta.harness_error``), and a step whose calls ran in parallel (the step's first
+call's ``meta.parallel_calls``).
 
 `trace_flags` reads them once per trace; the audit writes them into every policy's record
 (``import_flags``) and `FlagFold` counts, per policy, how many of the flagged traces' decisions
@@ -32,6 +33,7 @@ FLAGS: dict[str, str] = {
     "task_not_installed": "task not in the installed benchmark",
     "recorded_release_differs": "recorded with another benchmark release",
     "ground_truth_changed": "ground truth changed since the run's release",
+    "task_unverified": "task version unverified (no recorded user turns)",
     "harness_error": "harness errors taken for replies",
     "parallel_step": "steps with parallel calls",
 }
@@ -63,6 +65,8 @@ def trace_flags(trace: Trace) -> dict[str, int]:
         out["recorded_release_differs"] = 1
     if meta.get("ground_truth_changed"):
         out["ground_truth_changed"] = 1
+    if meta.get("task_unverified"):
+        out["task_unverified"] = 1
     errors = parallel = 0
     for e in trace.events:
         m = e.meta

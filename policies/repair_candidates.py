@@ -7,6 +7,11 @@ round 0 it makes every later round look like a repair of a broken program. A can
 does not define the task's entry point is therefore not a round of the loop: it is a *foreign
 candidate*, kept in the trace and reported under that reason, but never a round, a vote
 observation or an executed label.
+
+A HumanEval-style *completion* defines the entry point through the task's prompt: Reflexion's
+published HumanEval logs record ``solution`` as the body of the prompt's function (indented, no
+``def`` line), and the sandbox runs the prompt followed by it. Such a program is the task's own
+candidate, not a foreign one (`completes_prompt`).
 """
 
 from __future__ import annotations
@@ -56,6 +61,34 @@ def defines_entry_point(program: str, entry_point: str) -> bool:
     return entry_point in _bound_names(tree)
 
 
+def completes_prompt(program: str, prompt: object, entry_point: str) -> bool:
+    """Whether ``program`` continues the definition of ``entry_point`` that ends ``prompt``:
+    the prompt and the program, joined as the sandbox joins them, parse, and the program's first
+    line falls inside that function. A whole program for another task (a top-level ``def`` of
+    its own) does not."""
+    if not isinstance(prompt, str) or not prompt.strip() or not program.strip():
+        return False
+    try:
+        tree = ast.parse(f"{prompt}\n\n{program}")
+    except (SyntaxError, ValueError):
+        return False
+    lines = program.split("\n")
+    first = prompt.count("\n") + 3 + next(i for i, line in enumerate(lines) if line.strip())
+    return any(
+        isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name == entry_point
+        and node.lineno < first <= (node.end_lineno or 0)
+        for node in tree.body
+    )
+
+
+def task_prompt(trace: Trace) -> str | None:
+    """The task's prompt (``task.prompt``, as the repair-runs importer writes it), if any."""
+    task: Any = trace.header.raw.get("task")
+    prompt = task.get("prompt") if isinstance(task, dict) else None
+    return prompt if isinstance(prompt, str) else None
+
+
 def task_entry_point(trace: Trace) -> str | None:
     """The entry point the task's tests call: ``task.entry_point``, else the environment's
     ``config.entry_point`` (where the repair-runs importer writes both); None when the trace
@@ -67,12 +100,15 @@ def task_entry_point(trace: Trace) -> str | None:
     return entry if isinstance(entry, str) and entry.isidentifier() else None
 
 
-def is_foreign(candidate: Candidate, entry_point: str | None) -> bool:
+def is_foreign(candidate: Candidate, entry_point: str | None, prompt: str | None = None) -> bool:
     """A candidate is foreign when its task names an entry point its program does not
-    define. Candidates without program text (answers, empty content) are never foreign."""
+    define, on its own or as the completion of the task's ``prompt``. Candidates without
+    program text (answers, empty content) are never foreign."""
     if entry_point is None or not candidate.content.strip():
         return False
-    return not defines_entry_point(candidate.content, entry_point)
+    if defines_entry_point(candidate.content, entry_point):
+        return False
+    return not completes_prompt(candidate.content, prompt, entry_point)
 
 
 def foreign_candidate_ids(trace: Trace) -> list[str]:
@@ -81,8 +117,9 @@ def foreign_candidate_ids(trace: Trace) -> list[str]:
     entry = task_entry_point(trace)
     if entry is None:
         return []
+    prompt = task_prompt(trace)
     return [
         e.candidate_id or f"@{e.index}"
         for e in trace.events
-        if isinstance(e, Candidate) and is_foreign(e, entry)
+        if isinstance(e, Candidate) and is_foreign(e, entry, prompt)
     ]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..labels import CandidateLabel, LabelKey
-from ..repair_candidates import FOREIGN_CANDIDATE, is_foreign, task_entry_point
+from ..repair_candidates import FOREIGN_CANDIDATE, is_foreign, task_entry_point, task_prompt
 from ..trace import Candidate, JsonDict, Trace
 from .process import LAUNCHER, SECCOMP, ExecResult, SandboxDisabled, SandboxSettings, run_program
 
@@ -168,10 +168,11 @@ def execute_hidden_tests(
     for t in traces:
         trace = t if isinstance(t, Trace) else Trace.from_events(t)
         entry = task_entry_point(trace)
+        prompt = task_prompt(trace)
         for e in trace.events:
             if not isinstance(e, Candidate):
                 continue
-            if is_foreign(e, entry):  # no round of this loop (`policies.repair_candidates`)
+            if is_foreign(e, entry, prompt):  # no round of this loop (`policies.repair_candidates`)
                 stats[FOREIGN_CANDIDATE] += 1
                 continue
             body = _program_body(trace, e.content)

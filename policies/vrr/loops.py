@@ -3,7 +3,7 @@ importer writes one candidate per repair round and one verification with the vis
 
 from __future__ import annotations
 
-from ..repair_candidates import is_foreign, task_entry_point
+from ..repair_candidates import is_foreign, task_entry_point, task_prompt
 from ..trace import Candidate, Trace, Verification, label_outcome
 from .rule import Round
 
@@ -18,10 +18,11 @@ def loop_rounds(trace: Trace) -> list[Round]:
     acc: dict[str, list[int]] = {}
     by_round: dict[int, list[int]] = {}
     entry = task_entry_point(trace)
+    prompt = task_prompt(trace) if entry is not None else None
     for e in trace.events:
         te = type(e)
         if te is Candidate:
-            if entry is None or not is_foreign(e, entry):  # type: ignore[arg-type]
+            if entry is None or not is_foreign(e, entry, prompt):  # type: ignore[arg-type]
                 cands.append(e)  # type: ignore[arg-type]
         elif te is Verification:
             assert isinstance(e, Verification)

@@ -6,11 +6,20 @@ unknown with that reason."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
-from policies.outcome_gaps import GROUND_TRUTH_CHANGED, TASK_DRIFT, TASK_NOT_INSTALLED
+from policies.data_quality import trace_flags
+from policies.outcome_gaps import (
+    GROUND_TRUTH_CHANGED,
+    TASK_DRIFT,
+    TASK_NOT_INSTALLED,
+    TASK_UNVERIFIED,
+)
+from policies.trace import Trace
 from traces.importers._bfcl_releases import release_task, release_tasks
 from traces.importers.bfcl import load_tasks, recorded_turns
 from traces.samples.bfcl import build_record
@@ -20,6 +29,7 @@ from .test_bfcl_drift import V3, audit, drifted, imported
 pytest.importorskip("bfcl_eval")
 
 V4 = "result/some-model-FC/BFCL_v4_multi_turn_base_result.json"
+REAL_2024 = Path(__file__).resolve().parents[1] / "data" / "real" / "bfcl-v3-2024"
 #: v3 tasks whose user turns are the installed v4 task's but whose ground truth is not; one v3
 #: version only
 SAME_TURNS_OTHER_TRUTH = "multi_turn_base_8"
@@ -97,13 +107,45 @@ def test_user_turns_tell_which_v3_release_a_run_comes_from() -> None:
         assert audit(events).actor_success is True
 
 
-def test_without_recorded_turns_every_release_is_possible() -> None:
+def test_without_recorded_turns_no_release_is_known() -> None:
     one = release_tasks("v3")[SAME_TURNS_OTHER_TRUTH]
-    assert release_task(one, []).status == "matched"
+    assert release_task(one, []).status == "unverified"
     several = release_tasks("v3")[TURNS_CHANGED_IN_V3]
-    assert release_task(several, []).status == "ground_truth_changed"
+    assert release_task(several, []).status == "unverified"
     record, _ = v3_run(TURNS_CHANGED_IN_V3, 0)
     assert release_task(several, recorded_turns(record["inference_log"])).status == "matched"
+    record, _ = v3_run(SAME_TURNS_OTHER_TRUTH)
+    assert release_task(one, recorded_turns(record["inference_log"])).status == "matched"
+
+
+def test_a_v3_run_without_an_inference_log_is_not_scored() -> None:
+    """A real v3 file written before the first PyPI release (gpt-4o-2024-08-06-FC, NOTICE in
+    tests/data/real/bfcl-v3-2024): no inference log, and its tasks are none of the kept
+    versions' — its own score file shows the user turns it was run on."""
+    path = REAL_2024 / "gpt-4o-2024-08-06-FC" / "BFCL_v3_multi_turn_base_result.json"
+    run_turn0 = {
+        "multi_turn_base_3": "As part of my latest photography project, I need to gather files "
+        "that have 'test' in their name from a specific folder in my current directory. Could "
+        "you help me locate those?",
+        "multi_turn_base_4": "Could you kindly place the report in the /tmp directory or show me "
+        "the list of files in tmp if already there?",
+    }
+    for line in path.read_bytes().splitlines():
+        record = orjson.loads(line)
+        assert "inference_log" not in record
+        kept = [v["task"]["question"][0][0]["content"] for v in release_tasks("v3")[record["id"]]]
+        assert run_turn0[record["id"]] not in kept
+        events, report = imported(record, name=str(path))
+        assert events[0]["meta"]["task_unverified"] == {"recorded_release": "v3", "compared": 0}
+        assert "task_release" not in events[0]["meta"]
+        assert report.flags["task_version_unverified"] == 1
+        assert trace_flags(Trace.from_events(events))["task_unverified"] == 1
+        result = audit(events)
+        assert result.actor_success is None and result.guarded_success is None
+        if record["id"] == "multi_turn_base_4":  # calls tools: TwinCheck decides, on nothing known
+            assert result.transition == "unknown" and result.unknown_reason == TASK_UNVERIFIED
+        else:  # answered in text only
+            assert result.transition == "not_applicable"
 
 
 def test_turns_no_v3_release_has_are_drift() -> None:

@@ -91,3 +91,13 @@ def test_the_upload_report_and_the_data_quality_section_count_them(project) -> N
     got = orjson.loads(orjson.dumps(audit_run_counts(audit)))["data_quality"]
     foreign = {f["flag"]: f for f in got["flags"]}["foreign_candidate"]
     assert (foreign["traces"], foreign["events"]) == (2, 2)
+
+
+def test_a_completion_of_the_task_s_prompt_is_not_foreign() -> None:
+    """Reflexion's HumanEval logs record ``solution`` as the body of the prompt's function."""
+    prompt = "def encrypt(s: str) -> str:\n    '''Rotate the alphabet by four.'''\n"
+    body = "    return ''.join(chr((ord(c) - 93) % 26 + 97) for c in s)"
+    assert is_foreign_program(body, "encrypt", prompt) is False
+    assert is_foreign_program(body, "encrypt") is True  # without the prompt: no definition
+    assert is_foreign_program(STRLEN, "encrypt", prompt) is True  # a whole other program
+    assert is_foreign_program(body, "strlen", prompt) is True  # the body of another function

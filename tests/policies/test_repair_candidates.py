@@ -11,6 +11,7 @@ from typing import Any
 from policies import Auditor
 from policies.repair_candidates import (
     FOREIGN_CANDIDATE,
+    completes_prompt,
     defines_entry_point,
     foreign_candidate_ids,
 )
@@ -127,3 +128,37 @@ def test_a_trace_without_an_entry_point_has_no_foreign_candidate() -> None:
     trace = Trace.from_events(events)
     assert foreign_candidate_ids(trace) == []
     assert len(loop_rounds(trace)) == 3
+
+
+def reflexion_record(solution: str) -> dict[str, Any]:
+    """One record as Reflexion's published HumanEval log writes it (HumanEval keys, no
+    ``implementations``): ``solution`` is the body of the prompt's function."""
+    return {
+        "task_id": "HumanEval/2",
+        "prompt": 'def truncate_number(number: float) -> float:\n    """ Return the decimal part.\n'
+        '    >>> truncate_number(3.5)\n    0.5\n    """\n',
+        "entry_point": "truncate_number",
+        "test": "def check(candidate):\n    assert candidate(3.5) == 0.5\n",
+        "solution": solution,
+        "is_solved": True,
+        "reflections": [],
+    }
+
+
+def test_a_completion_of_the_prompt_is_the_task_s_own_candidate() -> None:
+    events = imported(reflexion_record("    return number - int(number)"))
+    trace = Trace.from_events(events)
+    assert foreign_candidate_ids(trace) == []
+    assert not any((e.get("meta") or {}).get("foreign_candidate") for e in events)
+    record = VrrPolicy().analyse(trace)
+    assert record["data_quality"] == {}
+
+
+def test_a_whole_program_for_another_task_after_the_prompt_is_still_foreign() -> None:
+    trace = Trace.from_events(imported(reflexion_record(STRLEN)))
+    assert foreign_candidate_ids(trace) == ["c0"]
+    prompt = reflexion_record("")["prompt"]
+    assert completes_prompt("    return number - int(number)", prompt, "truncate_number")
+    assert not completes_prompt(STRLEN, prompt, "truncate_number")
+    assert not completes_prompt("    return 0", prompt, "strlen")  # another function's body
+    assert not completes_prompt("    return 0", None, "truncate_number")  # no prompt

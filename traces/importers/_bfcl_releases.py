@@ -14,6 +14,12 @@ when they all score alike (same ground truth, initial state, classes and functio
 scored against that task, when they do not the ground truth changed between the releases the run
 may come from and its outcome is unknown with that reason; when none has its user turns the task
 drifted.
+
+A run that records no user turn to compare (no ``inference_log``) cannot be tied to any version:
+v3 result files were also written before the first kept release, by the leaderboard's own
+repository, with tasks that none of the kept versions has (other user turns, another initial
+state and ground truth under the same test id). Its task is *unverified* and its outcome unknown
+with that reason, never scored against a kept version it may not come from.
 """
 
 from __future__ import annotations
@@ -53,9 +59,10 @@ def release_tasks(release: str) -> dict[str, list[dict]] | None:
 @dataclass(frozen=True, slots=True)
 class ReleaseMatch:
     """Which of a test id's versions a run was made on: ``status`` "matched" (``task`` the one
-    to score against), "ground_truth_changed" (the versions it may come from score differently)
-    or "drift" (no version has its user turns); ``releases`` the releases it may come from;
-    ``turns`` (drift) the turns that differ from the last release's task."""
+    to score against), "ground_truth_changed" (the versions it may come from score differently),
+    "drift" (no version has its user turns) or "unverified" (the run records no user turn to
+    compare); ``releases`` the releases it may come from; ``turns`` (drift) the turns that
+    differ from the last release's task."""
 
     status: str
     task: dict | None
@@ -66,7 +73,7 @@ class ReleaseMatch:
 
 def release_task(versions: list[dict], turn_logs: list[dict]) -> ReleaseMatch:
     """The version of a task the run with ``turn_logs`` (the inference log's turns) was made on
-    (see the module docstring). Without recorded user turns every version is possible."""
+    (see the module docstring). Without a recorded user turn to compare, none is known."""
     possible = []
     compared = 0
     differ: list[int] = []
@@ -75,6 +82,8 @@ def release_task(versions: list[dict], turn_logs: list[dict]) -> ReleaseMatch:
         compared = max(compared, n)
         if not differ:
             possible.append(v)
+    if possible and not compared:
+        return ReleaseMatch("unverified", None, (), 0)
     if not possible:
         return ReleaseMatch("drift", None, (), compared, tuple(differ))
     releases = tuple(r for v in possible for r in v["releases"])

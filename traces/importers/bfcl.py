@@ -372,7 +372,8 @@ def _note_release(
 ) -> None:
     """Say which task of the file's own release the run is scored against (`_bfcl_releases`):
     the one its user turns match, or none — the ground truth changed between the releases it
-    may come from, or no version has its user turns (drift)."""
+    may come from, no version has its user turns (drift), or it records no user turn to
+    compare (unverified)."""
     meta = header["meta"]
     meta["installed_release"] = installed_release()
     trace.report.note_flag("recorded_release_differs")
@@ -385,6 +386,9 @@ def _note_release(
     elif match.status == "ground_truth_changed":
         changed = {"recorded_release": release, "bfcl_eval": releases, "compared": match.compared}
         trace.flag(header, "ground_truth_changed", "ground_truth_changed", changed)
+    elif match.status == "unverified":
+        unverified = {"recorded_release": release, "compared": 0}
+        trace.flag(header, "task_version_unverified", "task_unverified", unverified)
     else:
         drift = {
             "turns": list(match.turns),

@@ -235,7 +235,7 @@ def _record(trace: Trace, record: Any, method: str | None, model: str | None) ->
             _reflection(trace, reflections[k - 1])
         cid = f"c{k}"
         cand = trace.add("candidate", candidate_id=cid, content=impl, parent=parent, round=k)
-        if is_foreign_program(impl, entry_point):
+        if is_foreign_program(impl, entry_point, record.get("prompt")):
             trace.flag(cand, "foreign_candidate", "foreign_candidate", True)
         if k == len(impls) - 1:
             cand["labels"] = {"valid": is_solved}
