@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
+from auditor.runs import blindness
 from auditor.runs.models import AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.runs.selectors import TRANSITIONS, latest_run
@@ -30,10 +31,23 @@ def _int(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and len(value) < 19 else None
 
 
-def _clean(request: HttpRequest, project, runs) -> tuple[dict[str, str], AuditRun | None]:  # type: ignore[no-untyped-def]
-    """Only known values survive; anything else means "no filter", never an error page."""
+AUDIT_FILTERS = ("run", "policy", "transition", "applied", "actor", "guarded")
+
+
+def _clean(  # type: ignore[no-untyped-def]
+    request: HttpRequest, project, runs, *, decisions: bool
+) -> tuple[dict[str, str], AuditRun | None]:
+    """Only known values survive; anything else means "no filter", never an error page.
+    Without `decisions` (the annotator role, `auditor.runs.blindness`) the audit filters are
+    dropped and no run is read."""
     g = request.GET
     f = {k: g.get(k, "").strip()[:200] for k in FILTERS}
+    if not decisions:
+        f.update(dict.fromkeys(AUDIT_FILTERS, ""))
+        if parse_sort(f["sort"]) is None:
+            f["sort"] = ""
+        usage_columns.clean(f)
+        return f, None
     run = None
     run_id = _int(f["run"])
     if run_id is not None:
@@ -75,8 +89,14 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     # Never their summaries: a large run's is megabytes, and the list shows none of it (reading
     # them whole would make this page several times slower).
     runs = AuditRun.objects.filter(project=project).defer("summary")
-    f, run = _clean(request, project, runs)
+    decisions = blindness.sees_decisions(user=request.user, project=project)
+    f, run = _clean(request, project, runs, decisions=decisions)
     qs = usage_columns.apply(selectors.trace_filter_apply(visible, run=run, f=f), f)
+    if f["q"]:
+        # content search never matches a trace whose content is kept from this annotator
+        blind = blindness.pair_blind_traces(user=request.user, project=project)
+        if blind is not None:
+            qs = qs.exclude(pk__in=blind)
     after, before = _int(request.GET.get("after")), _int(request.GET.get("before"))
     sort = parse_sort(f["sort"])
     if sort is None:
@@ -116,6 +136,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         # The run's queues through the reverse relation: trace_list does not import annotation
         # (its sibling in the layers of pyproject.toml).
         "queues": list(run.queues.order_by("-id")) if run else [],  # type: ignore[attr-defined]
+        "decisions": decisions,
         "here": request.get_full_path(),
         "next_url": f"?{urlencode({**state, 'after': page['next_after']})}"
         if page["next_after"]
@@ -128,7 +149,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     if not partial:
         choices = selectors.filter_choices(project=project, visible=visible)
         ctx.update(
-            runs=list(runs.order_by("-id")[:50]),
+            runs=list(runs.order_by("-id")[:50]) if decisions else [],
             policies=POLICIES,
             transitions=TRANSITIONS,
             tri=TRI,
