@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from auditor.exports import selectors, services
-from auditor.exports.download import download_response
+from auditor.exports.download import download_response, refuse_annotator
 from auditor.exports.models import Export
 from traces import selectors as trace_selectors
 
@@ -95,7 +95,9 @@ class ExportListCreate(APIView):
         responses={
             202: ExportSerializer,
             400: OpenApiResponse(description="bad format or filter"),
-            403: OpenApiResponse(description="project tokens may only read exports"),
+            403: OpenApiResponse(
+                description="project tokens may only read exports; annotators may not export"
+            ),
             404: OpenApiResponse(description="no such project (or not a member)"),
         },
     )
@@ -105,6 +107,7 @@ class ExportListCreate(APIView):
         project = _project(request, form.validated_data["project"])
         if getattr(request.user, "project", None) is not None:
             raise PermissionDenied("project tokens may read exports, not create them")
+        refuse_annotator(request.user, project)
         try:
             export = services.export_create(
                 project=project,
@@ -139,8 +142,11 @@ class ExportDownload(APIView):
         summary="Download the snapshot",
         responses={
             (200, "application/octet-stream"): OpenApiResponse(description="the data file"),
+            403: OpenApiResponse(description="annotators may not download exports"),
             409: OpenApiResponse(description="not built (yet)"),
         },
     )
     def get(self, request: Request, pk: int):  # type: ignore[no-untyped-def]
-        return download_response(selectors.export_get(user=request.user, export_id=pk))
+        export = selectors.export_get(user=request.user, export_id=pk)
+        refuse_annotator(request.user, export.project)
+        return download_response(export)

@@ -9,8 +9,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from auditor.exports import selectors, services
-from auditor.exports.download import download_response
+from auditor.exports.download import download_response, refuse_annotator
 from auditor.exports.models import Export
+from auditor.runs import blindness
 from auditor.runs.models import AuditResult, AuditRun
 from common.rendering import render_page_or_fragment
 from policies import POLICIES
@@ -46,6 +47,7 @@ def export_list(request: HttpRequest, pk: int) -> HttpResponse:
     project = trace_selectors.project_get(user=request.user, project_id=pk)
     error = None
     if request.method == "POST":
+        refuse_annotator(request.user, project)
         post = request.POST
         filters = {
             "runs": post.getlist("runs"),
@@ -72,6 +74,7 @@ def export_list(request: HttpRequest, pk: int) -> HttpResponse:
         "project": project,
         "exports": selectors.export_list(user=request.user, project=project)[:100],
         "error": error,
+        "can_export": blindness.sees_decisions(user=request.user, project=project),
         **_choices(request, project),
     }
     return render(request, "auditor/export_list.html", ctx, status=400 if error else 200)
@@ -91,4 +94,6 @@ def export_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def export_download(request: HttpRequest, pk: int) -> HttpResponse:
-    return download_response(selectors.export_get(user=request.user, export_id=pk))
+    export = selectors.export_get(user=request.user, export_id=pk)
+    refuse_annotator(request.user, export.project)
+    return download_response(export)

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from auditor.llm.endpoints import is_owner
 from auditor.llm.settings import JUDGE_ALIASES, JUDGES, model_settings_from
-from auditor.runs import selectors
+from auditor.runs import blindness, selectors
 from auditor.runs.models import AuditRun
 from auditor.runs.services import ENVIRONMENTS, AuditRejected, audit_run_create
 from auditor.runs.summary import audit_run_counts
@@ -56,10 +56,17 @@ def _project(request: Request, ref: str):  # type: ignore[no-untyped-def]
     return project
 
 
+# What an annotator reads of a run: its progress, none of its results (auditor.runs.blindness).
+PROGRESS = ("run", "status", "traces", "errors", "judge")
+
+
 def _body(request: Request, run: AuditRun) -> dict:
     url = request.build_absolute_uri(reverse("auditor:api-run", args=[run.pk]))
+    counts = audit_run_counts(run)
+    if not blindness.sees_decisions(user=request.user, project=run.project):
+        counts = {k: counts[k] for k in PROGRESS}
     return {
-        **audit_run_counts(run),
+        **counts,
         "model_settings": run.model_settings,
         "status_url": url,
         "page_url": request.build_absolute_uri(run.get_absolute_url()),

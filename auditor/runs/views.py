@@ -17,7 +17,14 @@ from auditor.llm.endpoints import endpoint_list, is_owner
 from auditor.llm.models import RunModelUsage
 from auditor.llm.settings import JUDGES, USE_LABELS, model_settings_from
 from auditor.llm.store import usage_summary
-from auditor.runs import compare_paired, per_model_display, run_page, selectors, task_matrix
+from auditor.runs import (
+    blindness,
+    compare_paired,
+    per_model_display,
+    run_page,
+    selectors,
+    task_matrix,
+)
 from auditor.runs.models import AuditRun
 from auditor.runs.services import (
     ENVIRONMENTS,
@@ -47,8 +54,11 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
     It lives in auditor because it shows both domains (traces must not depend on auditor)."""
     project = trace_selectors.project_get(user=request.user, project_id=pk)
     role = trace_selectors.role_of(user=request.user, project=project)
+    # an annotator sees the runs' progress, none of their results (auditor.runs.blindness)
+    decisions = blindness.sees_decisions(user=request.user, project=project)
     runs = list(AuditRun.objects.filter(project=project)[:10])
-    policies = list(dict.fromkeys(p for r in runs for p in r.policies))
+    # the rescue / harm columns of the runs table: none for an annotator
+    policies = list(dict.fromkeys(p for r in runs for p in r.policies)) if decisions else []
     run_rows = []
     for r in runs:
         cells = [
@@ -59,7 +69,9 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
     attention = selectors.project_attention(user=request.user, project=project)
     latest = attention["latest"]
     headline = []
-    if latest is not None:
+    if not decisions:
+        attention["unknown"] = []
+    elif latest is not None:
         for t in selectors.policy_tables(latest):
             o = t["overall"]
             tr = o.get("transitions") or {}
@@ -110,7 +122,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if run is None:
         raise Http404("no such audit run")
     project = run.project
-    tables = selectors.policy_tables(run) if run.status == AuditRun.Status.DONE else []
+    # an annotator sees the run's progress, none of its results (auditor.runs.blindness)
+    decisions = blindness.sees_decisions(user=request.user, project=project)
+    done = run.status == AuditRun.Status.DONE and decisions
+    tables = selectors.policy_tables(run) if done else []
     matrices = run_page.transition_matrix(run) if tables else {}
     for t in tables:
         p = t["policy"]
@@ -159,10 +174,11 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "delta_chart": per_model_display.run_delta_figure(tables) if tables else None,
             "errors": selectors.run_errors(run=run),
             "can_run": trace_selectors.can_write(user=request.user, project=project),
-            "calibrations": run.calibrations.order_by("model", "verifier"),
+            "decisions_hidden": not decisions,
+            "calibrations": run.calibrations.order_by("model", "verifier") if decisions else [],
             "previous": previous,
             "model_usage": usage_summary(RunModelUsage.objects.filter(run=run).first()),
-            "twincheck": twincheck_display(run) if run.status == AuditRun.Status.DONE else None,
+            "twincheck": twincheck_display(run) if done else None,
             "data_quality": run_page.data_quality(run) if tables else None,
             "trace_usage": usage_display(trace_usage_per_model(run)) if tables else None,
         },
@@ -185,6 +201,9 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     ctx: dict = {"a": a, "b": b, "project": project}
     if a and b and a.project_id != b.project_id:
         error = "The two runs belong to different projects; compare runs of one project."
+    elif a and b and not blindness.sees_decisions(user=request.user, project=a.project):
+        # the comparison lists the decisions whose transition differs, trace by trace
+        raise PermissionDenied("The audit's decisions are not shown to annotators.")
     elif a and b:
         policies = list(dict.fromkeys([*a.policies, *b.policies]))
         rows = []
@@ -343,6 +362,9 @@ def run_matrix(request: HttpRequest, pk: int) -> HttpResponse:
     run = run_page.run_page_get(user=request.user, run_id=pk)
     if run is None:
         raise Http404("no such audit run")
+    if not blindness.sees_decisions(user=request.user, project=run.project):
+        # each cell is one trace's decision (auditor.runs.blindness)
+        raise PermissionDenied("The audit's per-trace decisions are not shown to annotators.")
     g = request.GET
     policy = g.get("policy") if g.get("policy") in run.policies else run.policies[0]
     transition = g.get("transition", "")

@@ -36,6 +36,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("transitions", "Transitions"),
 )
 BY_KEY = {c.key: c for c in COLUMNS}
+# Columns that show the audit's decisions: never offered to the annotator role
+# (auditor.runs.blindness), whatever a view or the URL asks for.
+DECISION_COLUMNS = frozenset({"transitions"})
 DEFAULT = tuple(c.key for c in COLUMNS if c.default)
 SORTS = {c.key: c.sort for c in COLUMNS if c.sort}
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from auditor.runs.selectors import TRANSITIONS, latest_run
 from auditor.trace_list import usage_columns
-from auditor.trace_list.columns import DEFAULT, columns_param, parse_columns
+from auditor.trace_list.columns import DECISION_COLUMNS, DEFAULT, columns_param, parse_columns
 from auditor.trace_list.sorting import parse_sort
 from policies import POLICIES
 
@@ -71,18 +71,28 @@ def _day_start(d: datetime.date) -> datetime.datetime:
     return timezone.make_aware(datetime.datetime.combine(d, datetime.time.min))
 
 
-def list_state(g: QueryDict, *, project, runs, cols: tuple[str, ...] | None = None):  # type: ignore[no-untyped-def]
+# The filters that read the audit's decisions: dropped, with no run read, for a caller who may
+# not see them (the annotator role, auditor.runs.blindness).
+AUDIT_FILTERS = ("run", "policy", "transition", "applied", "actor", "guarded")
+
+
+def list_state(  # type: ignore[no-untyped-def]
+    g: QueryDict, *, project, runs, cols: tuple[str, ...] | None = None, decisions: bool = True
+):
     """(ListState, run): the query's filters cleaned, and the audit run they read (the chosen
-    one, else the project's latest). `cols`: the columns when the query names none."""
+    one, else the project's latest; none without `decisions`). `cols`: the columns when the
+    query names none."""
     f = {k: g.get(k, "").strip()[:200] for k in FILTERS}
     f["tid"] = g.get("tid", "").strip()[:TID_MAX]
     errors: list[str] = []
     run = None
+    if not decisions:
+        f.update(dict.fromkeys(AUDIT_FILTERS, ""))
     run_id = as_int(f["run"])
     if run_id is not None:
         run = runs.filter(pk=run_id).first()
     run_chosen = run is not None
-    if run is None:
+    if run is None and decisions:
         run = latest_run(project=project, runs=runs)
     f["run"] = str(run.pk) if run else ""
     if f["policy"] not in POLICIES:
@@ -109,6 +119,8 @@ def list_state(g: QueryDict, *, project, runs, cols: tuple[str, ...] | None = No
     f["to"] = to.isoformat() if to else ""
     usage_columns.clean(f)
     chosen = parse_columns(g.get("cols")) or cols or DEFAULT
+    if not decisions:
+        chosen = tuple(k for k in chosen if k not in DECISION_COLUMNS)
     state = ListState(
         f=f,
         cols=chosen,

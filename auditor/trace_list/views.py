@@ -13,11 +13,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from auditor.runs import blindness
 from auditor.runs.models import AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.runs.selectors import TRANSITIONS
 from auditor.trace_list import saved_views, selectors, usage_columns
-from auditor.trace_list.columns import BY_KEY, COLUMNS, SORTS, columns_param
+from auditor.trace_list.columns import BY_KEY, COLUMNS, DECISION_COLUMNS, SORTS, columns_param
 from auditor.trace_list.sorting import parse_sort, sorted_page
 from auditor.trace_list.state import FILTERS, TRI, ListState, as_int, list_state
 from auditor.trace_notes import access as note_access
@@ -79,14 +80,22 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     # Never their summaries: a large run's is megabytes, and the list shows none of it (reading
     # them whole would make this page several times slower).
     runs = AuditRun.objects.filter(project=project).defer("summary")
+    decisions = blindness.sees_decisions(user=request.user, project=project)
     remembered = saved_views.columns_remembered(user=request.user, project=project)
-    state, run = list_state(request.GET, project=project, runs=runs, cols=remembered)
+    state, run = list_state(
+        request.GET, project=project, runs=runs, cols=remembered, decisions=decisions
+    )
     if view_id is not None and view is None:
         state.errors.append("that saved view does not exist or is not shared with you")
     f = state.f
     qs = usage_columns.apply(
         selectors.trace_filter_apply(visible, run=run, f=f, since=state.since, until=state.until), f
     )
+    if f["q"]:
+        # content search never matches a trace whose content is kept from this annotator
+        blind = blindness.pair_blind_traces(user=request.user, project=project)
+        if blind is not None:
+            qs = qs.exclude(pk__in=blind)
     after, before = as_int(request.GET.get("after")), as_int(request.GET.get("before"))
     sort = parse_sort(f["sort"])
     if sort is None and (state.since or state.until):
@@ -123,7 +132,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "cols_param": columns_param(state.cols),
         "query_without_tag": urlencode({k: v for k, v in params.items() if k != "tag"}),
-        "all_columns": COLUMNS,
+        "all_columns": [c for c in COLUMNS if decisions or c.key not in DECISION_COLUMNS],
         "chosen": set(state.cols),
         "show": dict.fromkeys(state.cols, True),
         "rows": _rows(page["rows"], run=run, state=state),
@@ -143,6 +152,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
         # The run's queues through the reverse relation: trace_list does not import annotation
         # (its sibling in the layers of pyproject.toml).
         "queues": list(run.queues.order_by("-id")) if run else [],  # type: ignore[attr-defined]
+        "decisions": decisions,
         "here": request.get_full_path(),
         "next_url": f"?{urlencode({**params, 'after': page['next_after']})}"
         if page["next_after"]
@@ -155,7 +165,7 @@ def trace_list(request: HttpRequest, pk: int) -> HttpResponse:
     if not wants_fragment(request):
         choices = selectors.filter_choices(project=project, visible=visible)
         ctx.update(
-            runs=list(runs.order_by("-id")[:50]),
+            runs=list(runs.order_by("-id")[:50]) if decisions else [],
             policies=POLICIES,
             transitions=TRANSITIONS,
             tri=TRI,

@@ -1,22 +1,18 @@
-"""Blindness on the trace page: an annotator does not see a trace's decision details (they name
-actor and twin, and the policies' verdicts) while an annotation item on one of its audit results
-is open for them — open, short of its k verdicts, and not yet answered or skipped by them —
-whether or not they hold it right now: a look before claiming would unblind the item as surely
-as a look during it. For a pair the timeline is kept back too (`hides_timeline`): the recorded
-trajectory holds the agent's call.
+"""Blindness on the trace page (the rules are `auditor.runs.blindness`'s): an annotator sees
+none of a trace's decision details, and no timeline of a trace while an open pair item on it
+may still be given to them (`hides_timeline`).
 
-The item model is reached through the audit result's reverse relation: the trace page and
-annotation are sibling apps and do not import each other."""
+The held item itself is shown (which queue, what to do): it is found through the audit result's
+reverse relation, as the trace page and annotation are sibling apps."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Case, F, IntegerField, Q, Value, When
+from django.db.models import Case, IntegerField, Q, Value, When
 from django.utils import timezone
 
-from auditor.runs.models import AuditResult
-from traces import selectors as trace_selectors
+from auditor.runs import blindness
 from traces.models import Trace
 
 
@@ -24,18 +20,16 @@ def held_item(*, user, trace: Trace, role: str | None = None) -> Any | None:  # 
     """The open annotation item on this trace that the annotator may still be asked to judge
     (the one they hold a live claim on first), or None. Only the annotator role is kept out:
     owners adjudicate, and the queue page shows them who chose actor or twin anyway; viewers
-    give no verdicts. `role`: the user's role in the project, when known."""
-    if not getattr(user, "is_authenticated", False) or getattr(user, "project", None):
+    give no verdicts. `role`: the user's role in the project, when known (people only: a
+    project token is never kept out, as `blindness.is_annotator` says)."""
+    if role is not None and role != blindness.ANNOTATOR:
         return None
-    if (role or trace_selectors.role_of(user=user, project=trace.project)) != "annotator":
+    if not blindness.is_annotator(user=user, project=trace.project):
         return None
-    item_model = AuditResult._meta.get_field("annotation_items").related_model
     mine = Q(claimed_by=user, lease_until__gt=timezone.now())
     return (
-        item_model.objects.filter(
-            result__trace=trace, status="open", verdicts_count__lt=F("queue__k")
-        )
-        .exclude(verdicts__annotator=user)
+        blindness.open_items(user=user)
+        .filter(result__trace=trace)
         .select_related("queue")
         .order_by(
             Case(When(mine, then=Value(0)), default=Value(1), output_field=IntegerField()), "id"

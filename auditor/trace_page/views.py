@@ -20,6 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 
+from auditor.runs import blindness
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.trace_notes.notes_context import notes_context
@@ -226,6 +227,8 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
     held = held_item(user=request.user, trace=trace, role=role)
     if held is not None:
         ctx.update(runs=[], run=None, results=[], selected=None, held_item=held)
+    elif not blindness.sees_decisions(user=request.user, project=trace.project):
+        ctx.update(runs=[], run=None, results=[], selected=None, decisions_hidden=True)
     else:
         ctx.update(_audit_context(request, trace))
     run = ctx.get("run")

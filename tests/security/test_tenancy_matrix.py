@@ -129,12 +129,14 @@ def pages(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untype
             {**read, "owner": 302, "annotator": 302, "viewer": 302},
         ),
         ("get", f"/audits/{r}/", read),
-        ("get", f"/audits/compare/?a={r}&b={r}", read),
+        # the audit's decisions, trace by trace: not for annotators (their verdicts stay blind)
+        ("get", f"/audits/compare/?a={r}&b={r}", {**read, "annotator": 403}),
+        ("get", f"/audits/{r}/matrix/", {**read, "annotator": 403}),
         ("get", f"/audits/{r}/queues/", read),
         ("get", f"/queues/{q}/", read),
         ("get", f"/queues/{q}/annotate/", write),
         ("get", f"/exports/{e}/", read),
-        ("get", f"/exports/{e}/download/", read),
+        ("get", f"/exports/{e}/download/", {**read, "annotator": 403}),
         ("get", f"/projects/{p}/members/", read),
         # Every signed-in user may create a project; pages treat a token as anonymous.
         ("get", "/projects/new/", {**read, "outsider": 200}),
@@ -177,7 +179,7 @@ def api(w) -> list[tuple[str, str, dict[str, int]]]:  # type: ignore[no-untyped-
         ("get", f"/api/traces/{t}/", read),
         ("get", f"/api/traces/{t}/events/", read),
         ("get", f"/api/exports/{e}/", read),
-        ("get", f"/api/exports/{e}/download/", read),
+        ("get", f"/api/exports/{e}/download/", {**read, "annotator": 403}),
     ]
 
 
