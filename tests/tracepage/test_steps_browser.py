@@ -1,9 +1,9 @@
 """Real Chromium on the trace page's steps tree: rows fold and unfold by mouse and keyboard, a
 row's link brings its event into view (opened) in the timeline or the side-by-side, the tree
-fits a 390 px phone without sideways scrolling, and its text and bars stay readable in the dark
-theme; an OTLP trace draws its span tree. TA_DOCS_SCREENSHOTS=1 writes
-trace-steps-{light,dark}-{1440,390}.png and trace-steps-otlp-light-1440.png (the page down to
-the tree's end) to docs/screenshots."""
+fits a 390 px phone without sideways scrolling, its header row names its columns at both
+widths, and its text and bars stay readable in the dark theme; an OTLP trace draws its span
+tree. TA_DOCS_SCREENSHOTS=1 writes trace-steps-{light,dark}-{1440,390}.png and
+trace-steps-otlp-light-1440.png (the page down to the tree's end) to docs/screenshots."""
 
 from __future__ import annotations
 
@@ -105,6 +105,10 @@ def test_the_tree_fits_a_phone_and_reads_in_both_themes(page, live_server, alice
                 " return w.scrollWidth <= w.clientWidth; })()"
             )
             assert inside, (theme, width)
+            # the header row names the step column at phone width too, not an empty row
+            head = page.locator("#steps .wf-head")
+            assert head.locator(".wf-name").inner_text() == "Step", (theme, width)
+            assert "Duration" in head.inner_text(), (theme, width)
             texts = page.evaluate(TEXT_COLOURS, "#steps")
             low = [(t["text"], round(contrast(t["fg"], t["bg"]), 2)) for t in texts
                    if contrast(t["fg"], t["bg"]) < AA]  # fmt: skip

@@ -1,6 +1,8 @@
 """Real Chromium: column headings never break inside a word at 1440 px ("Mod|el") on the
-dashboard, traces list and run page; the trace page shows the commit rule's answers as the
-model wrote them, and hides its decisions from an annotator holding an item on that trace.
+dashboard, traces list and run page; the side-by-side view's folded "N identical steps" row
+reads at AA contrast at 1440 and 390 px in both themes; the trace page shows the commit rule's
+answers as the model wrote them, and hides its decisions from an annotator holding an item on
+that trace.
 
 TA_DOCS_SCREENSHOTS=1 writes screenshots of the trace pages (1440 and 390 px, light and dark)
 to docs/screenshots."""
@@ -13,9 +15,9 @@ from auditor.annotation.services import item_claim, queue_create
 from auditor.runs.services import audit_run_create, audit_run_start
 from tests.annotate.conftest import ingest_bytes, lock_traces, make_run, member
 from tests.annotate.test_inbox_errors_browser import each_look
-from tests.browsing import login, watch
+from tests.browsing import login, shot, watch
 from tests.builders.events import Events, pushback_trace
-from tests.site.test_themes_mobile_browser import ingest
+from tests.site.test_themes_mobile_browser import AA, TEXT_COLOURS, contrast, ingest
 from traces.models import Membership, Trace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -59,6 +61,27 @@ def test_headings_keep_their_words_at_1440(page, live_server, project, alice):
     ):
         page.goto(live_server.url + url)
         assert page.evaluate(SPLIT_HEADING_WORDS) == [], url
+    assert errors == [], errors
+
+
+def test_folded_identical_steps_read_in_both_themes(
+    page, live_server, alice, audited_with_claims, tmp_path
+):
+    errors = watch(page)
+    login(page, live_server, "alice", "alice-pw")
+    url = live_server.url + Trace.objects.get(external_id="hostile").get_absolute_url()
+    for theme in ("light", "dark"):
+        page.goto(url)
+        page.select_option("#theme-select", theme)
+        for width in (1440, 390):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(url)
+            texts = page.evaluate(TEXT_COLOURS, "#sbs .sbs-prefix > summary")
+            assert any("identical step" in t["text"] for t in texts), (theme, width, texts)
+            ratios = [(t["text"], round(contrast(t["fg"], t["bg"]), 2)) for t in texts]
+            assert all(r >= AA for _, r in ratios), (theme, width, ratios)
+            page.locator("#sbs").scroll_into_view_if_needed()
+            shot(page, tmp_path, f"trace-sbs-folded-{theme}-{width}.png", full_page=False)
     assert errors == [], errors
 
 
