@@ -261,3 +261,48 @@ def test_a_completion_task_takes_the_other_complete_traces_of_its_project(
     assert OtlpSpan.objects.filter(project=other, state="buffered").count() == len(spans)
     assert upload_process(upload_id=upload.pk).traces_accepted == 2
     assert events_of(project) == file_upload(alice, spans)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("second", ["same traces", "one of them"])
+def test_two_workers_finishing_the_same_traces_make_one_upload(
+    spans, project, upload_token, settings, second
+):
+    """The first worker holds its marked spans uncommitted while the second finishes the same
+    traces (the same upload's content) or one of them (another upload's): the second waits,
+    then finds the spans taken, and its upload is undone."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    from traces.otlp_receiver.store import traces_finish
+
+    settings.TA_OTLP_GRACE_SECONDS = 0
+    assert post(upload_token, proto(spans)).status_code == 200
+    traces = sorted({f"{s.context.trace_id:032x}" for s in spans})
+    marked = threading.Event()
+    first: dict = {}
+
+    def worker() -> None:
+        try:
+            with transaction.atomic():
+                first.update(traces_finish(project.pk, traces))
+                marked.set()
+                time.sleep(1)
+        finally:
+            marked.set()
+            connection.close()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    assert marked.wait(30)
+    mine = traces if second == "same traces" else traces[:1]
+    assert traces_finish(project.pk, mine) == dict.fromkeys(mine, Outcome.NOTHING)
+    thread.join(30)
+    assert first == dict.fromkeys(traces, Outcome.IMPORTED)
+    (upload,) = Upload.objects.filter(project=project)
+    assert set(OtlpSpan.objects.filter(project=project).values_list("upload", "state")) == {
+        (upload.pk, "imported")
+    }
+    assert upload.size > 0
