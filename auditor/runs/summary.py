@@ -15,6 +15,7 @@ from django.db.models.functions import Cast
 
 from auditor.llm.models import RunModelUsage
 from auditor.llm.store import usage_summary
+from auditor.runs import trace_usage
 from auditor.runs.models import DECISION_FIELDS, AuditResult, AuditRun
 from auditor.runs.stats_display import model_statistics, policy_statistics
 from auditor.runs.trace_usage import trace_usage_per_model
@@ -58,6 +59,7 @@ def audit_run_summary(run: AuditRun) -> dict[str, Any]:
             for event, count in _feedback_events(run, policy):
                 paper.add_event(event, count)
         out[policy] = fold.result(n_boot=n_boot)
+    out[trace_usage.SUMMARY_KEY] = trace_usage.summary_entry(run)
     return out
 
 

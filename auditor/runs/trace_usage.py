@@ -25,18 +25,32 @@ FIGURES = {
 }
 
 
+# Where the run's summary keeps them (beside its policies' tables; not a policy name).
+SUMMARY_KEY = "trace_usage"
+
+
 def trace_usage_per_model(run: AuditRun) -> list[dict[str, Any]]:
     """Per model of the run's traces (in model order): `traces`, and per figure its `total`,
     `mean` (over the traces that record it; None when none does), `known` and `missing`.
 
-    Cached while the run is unchanged (a finished run's traces change figures only when they
-    are recomputed, which a new run picks up): the aggregate reads every trace of the run."""
+    Read from the run's summary, which `auditor.runs.summary.audit_run_summary` writes with
+    them (`summary_entry`), so the run page reads no result. A summary written before it kept
+    them is aggregated once and cached while the run is unchanged."""
+    kept = ((run.summary or {}).get(SUMMARY_KEY) or {}).get("per_model")
+    if isinstance(kept, list):
+        return kept
     key = f"ta:run-trace-usage:{run.pk}:{run.status}:{run.traces_done}"
     rows = cache.get(key)
     if rows is None:
         rows = _aggregate(run)
         cache.set(key, rows, 3600)
     return rows
+
+
+def summary_entry(run: AuditRun) -> dict[str, Any]:
+    """What the run's summary keeps under `SUMMARY_KEY`: the figures per model, aggregated over
+    the run's traces when the summary is written."""
+    return {"per_model": _aggregate(run)}
 
 
 def _aggregate(run: AuditRun) -> list[dict[str, Any]]:

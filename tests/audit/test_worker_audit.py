@@ -118,7 +118,12 @@ def test_cli_audit_through_the_worker(celery_worker_process, project, postgres):
         "judge",
         "model",
         "data_quality",
+        "trace_usage",
     }
+    # what the traces took and cost, per model: these test traces record none of it
+    usage = body["trace_usage"]
+    assert sum(row["traces"] for row in usage) == 30
+    assert all(row["cost_usd"]["known"] == 0 for row in usage)
     assert body["judge"] == "heuristic" and body["model"] is None  # no model: no model calls
     assert (body["status"], body["traces"], body["errors"]) == ("done", 30, 0)
     checklist = body["policies"]["checklist"]
