@@ -24,7 +24,7 @@ from auditor.runs import blindness
 from auditor.runs.models import AuditResult, AuditRun
 from auditor.runs.outcome import audited_outcomes, shown_outcome
 from auditor.trace_notes.notes_context import notes_context
-from auditor.trace_page import panels, steps
+from auditor.trace_page import panels, step_rows, steps
 from auditor.trace_page.alignment import CONTINUATIONS, TRANSITIONS, outcome_text, side_by_side
 from auditor.trace_page.blind import held_item, hides_timeline
 from auditor.trace_page.events import event_view
@@ -176,15 +176,15 @@ def _steps_context(request: HttpRequest, trace: Trace, ctx: dict[str, Any]) -> d
     events never change once stored, so its rows are cached under the trace's id, creation
     time and event count; only the links are made per request."""
     show_all = request.GET.get("steps") == "all"
-    limit = steps.ALL_LIMIT if show_all else steps.LIMIT
+    limit = step_rows.ALL_LIMIT if show_all else step_rows.LIMIT
     key = f"ta:trace-steps:{trace.pk}:{trace.created_at.timestamp()}:{trace.event_count}"
     data = None if show_all else cache.get(key)
     if data is None:
         events = trace_selectors.event_steps(trace=trace)
         header = next((e for e in events if e["type"] == "trace"), None)
         tree = steps.build(events, header["spans"] if header else None)
-        rows, total = steps.rows(tree, limit=limit)
-        data = {**steps.summary(tree), "rows": rows, "total": total}
+        rows, total = step_rows.rows(tree, limit=limit)
+        data = {**step_rows.summary(tree), "rows": rows, "total": total}
         if not show_all:
             cache.set(key, data, STEPS_CACHE_SECONDS)
     window = {item["seq"] for item in ctx["events"]}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from auditor.trace_page import steps
+from auditor.trace_page import step_rows, steps
 from auditor.trace_page.timing import (
     ABSURD_MS,
     Usage,
@@ -271,7 +271,7 @@ def test_by_span_nests_spans_by_parent_with_their_events_under_them():
     assert (root.lo, root.hi) == (T0_MS, T0_MS + 1000) and not root.derived
     assert root.children[1].error and root.total.input == 50
     # the bars: the root spans the axis, the tool span sits at 41 %..70 %
-    rows, total = steps.rows(tree)
+    rows, total = step_rows.rows(tree)
     assert total == 9
     tool = next(r for r in rows if r["label"] == "TOOL")
     assert tool["style"] == "left:41.000%;width:29.000%" and tool["duration"] == "290 ms"
@@ -306,7 +306,7 @@ def test_a_deep_span_chain_needs_no_recursion():
     while deepest.children and deepest.children[0].kind == "span":
         deepest = deepest.children[0]
     assert deepest.events == 1 and tree.roots[0].events == 1
-    rows, total = steps.rows(tree, limit=steps.ALL_LIMIT)
+    rows, total = step_rows.rows(tree, limit=step_rows.ALL_LIMIT)
     assert total == n + 1 and len(rows) == n + 1
     assert sum(len(r["closes"]) for r in rows) == sum(r["opens"] for r in rows) == n
 
@@ -322,11 +322,11 @@ def test_a_header_without_a_span_list_groups_by_turn():
 def test_without_any_timing_there_are_counts_and_no_bars():
     tree = steps.build(turn_events())
     assert not tree.has_timing and tree.lo is None and tree.length == ""
-    rows, _ = steps.rows(tree)
+    rows, _ = step_rows.rows(tree)
     assert all(r["bar"] == "" and r["style"] == "" and r["duration"] == "" for r in rows)
     assert [r["events"] for r in rows if r["opens"]] == [7, 5, 2, 2, 2]
-    assert steps.axis(tree) == []
-    assert steps.summary(tree)["has_timing"] is False
+    assert step_rows.axis(tree) == []
+    assert step_rows.summary(tree)["has_timing"] is False
 
 
 def test_partial_timing_a_parent_spans_its_timed_steps_and_the_rest_have_no_bar():
@@ -342,20 +342,20 @@ def test_partial_timing_a_parent_spans_its_timed_steps_and_the_rest_have_no_bar(
     assert tree.has_timing and (tree.lo, tree.hi) == (T0_MS + 1000, T0_MS + 5000)
     # untimed: 1, 4, 5, 7, 8 (the assistant message spans its calls)
     assert tree.untimed == 5 and tree.length == "4.00 s"
-    rows = {r["seq"]: r for r in steps.rows(tree)[0] if r["label"] != "Turn 0"}
+    rows = {r["seq"]: r for r in step_rows.rows(tree)[0] if r["label"] != "Turn 0"}
     call = rows[3]
     assert call["duration"] == "1.00 s" and "derived" in call["bar"]  # call to end of result
     assert call["style"] == "left:0.000%;width:25.000%"
     assert rows[6]["style"] == "left:12.500%;width:12.500%" and rows[6]["duration"] == "500 ms"
     assert rows[4]["bar"] == "" and rows[4]["duration"] == ""  # the other call: nothing
     assert "point" not in rows[9]["bar"] and rows[9]["duration"] == "1.00 s"
-    assert steps.axis(tree)[0] == ("0.000%", "0") and steps.axis(tree)[-1][1] == "4.00 s"
+    assert step_rows.axis(tree)[0] == ("0.000%", "0") and step_rows.axis(tree)[-1][1] == "4.00 s"
 
 
 def test_a_start_without_duration_is_a_point_not_a_bar():
     tree = steps.build([ev(0, "trace"), ev(1, "message", role="user", ts=T0),
                         ev(2, "message", role="assistant", ts=at(2000))])  # fmt: skip
-    rows, _ = steps.rows(tree)
+    rows, _ = step_rows.rows(tree)
     assert ["point" in r["bar"] for r in rows] == [True, True]
     assert [r["style"] for r in rows] == ["left:0.000%;width:0.000%", "left:100.000%;width:0.000%"]
     assert [r["duration"] for r in rows] == ["", ""]
@@ -372,7 +372,7 @@ def test_unusable_durations_show_as_unknown_with_no_invented_width():
         ]
     )
     assert tree.bad == 3 and (tree.lo, tree.hi) == (T0_MS, T0_MS + 400)
-    rows, _ = steps.rows(tree)
+    rows, _ = step_rows.rows(tree)
     assert [r["duration"] for r in rows] == ["unknown", "unknown", "unknown", "100 ms"]
     assert [r["style"].split(";")[1] for r in rows] == ["width:0.000%"] * 3 + ["width:25.000%"]
 
@@ -389,14 +389,14 @@ def test_tokens_and_cost_add_up_through_the_tree():
     )
     assert (tree.total.input, tree.total.output, tree.total.total) == (2100, 100, 2700)
     assert tree.total.cost == pytest.approx(0.007)
-    rows = steps.rows(tree)[0]
+    rows = step_rows.rows(tree)[0]
     turn0, assistant = rows[0], rows[2]
     assert turn0["tokens"] == "2,100 / 100" and turn0["cost"] == "$0.0070"
     assert "with the steps under it" in turn0["tokens_title"]
     assert assistant["tokens"] == "1,000 / 20"
     turn1 = next(r for r in rows if r["label"] == "Turn 1")
     assert turn1["tokens"] == "500" and "not recorded apart" in turn1["tokens_title"]
-    s = steps.summary(tree)
+    s = step_rows.summary(tree)
     assert (s["tokens"], s["cost"]) == ("2,100 / 100", "$0.0070")
 
 
@@ -413,14 +413,14 @@ def test_rows_are_bounded_and_every_details_opened_is_closed():
             ev(len(events) + 3, "tool_result", call_id=f"c{t}", turn=t),
         ]
     tree = steps.build(events)
-    rows, total = steps.rows(tree, limit=25)
+    rows, total = step_rows.rows(tree, limit=25)
     assert total == 300 and len(rows) == 25
     assert sum(len(r["closes"]) for r in rows) == sum(r["opens"] for r in rows)
     # a large tree opens its turns, not what is under them
     assert [r["open"] for r in rows if r["opens"]][:3] == [True, False, False]
-    rows, total = steps.rows(tree, limit=1000)
+    rows, total = step_rows.rows(tree, limit=1000)
     assert len(rows) == total == 300
-    small = steps.rows(steps.build(turn_events()))[0]
+    small = step_rows.rows(steps.build(turn_events()))[0]
     assert all(r["open"] for r in small if r["opens"])
 
 
@@ -428,5 +428,5 @@ def test_names_are_cut_and_control_characters_shown():
     tree = steps.build(
         [ev(0, "trace"), ev(1, "tool_call", name="\x1b[31mrm\x1b[0m " + "x" * 200, call_id="c")]
     )
-    name = steps.rows(tree)[0][0]["name"]
+    name = step_rows.rows(tree)[0][0]["name"]
     assert name.startswith("␛[31mrm␛[0m x") and len(name) == steps.NAME_CHARS
