@@ -42,7 +42,13 @@ def shot(page, tmp_path: Path, name: str, until: str = "", *, full_page: bool = 
 
 
 def login(page, live_server, username: str, password: str) -> None:  # type: ignore[no-untyped-def]
-    """Log in through the form and wait until the page has left it."""
+    """Log in through the form and wait until the page has left it.
+
+    The browser first leaves the page it is on: a request that page still has in flight (a
+    filter form sends one on "change" and one on "submit") could otherwise answer after the
+    login form was served and set a new CSRF cookie, so the form's token would no longer match.
+    """
+    page.goto("about:blank")
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("#id_username", username)
     page.fill("#id_password", password)
