@@ -280,6 +280,10 @@ TA_OTLP_MAX_BODY_BYTES = env_int("TA_OTLP_MAX_BODY_BYTES", 8 * 1024 * 1024, mini
 TA_OTLP_GRACE_SECONDS = env_float("TA_OTLP_GRACE_SECONDS", 5.0, minimum=0.0)
 TA_OTLP_QUIET_SECONDS = env_int("TA_OTLP_QUIET_SECONDS", 300, minimum=1)
 TA_OTLP_MAX_PENDING_SPANS = env_int("TA_OTLP_MAX_PENDING_SPANS", 200_000, minimum=1)
+# The spans one upload of the receiver takes when the workers are behind (many traces complete
+# at once): bigger uploads pay an upload's fixed cost less often, and each is held in a
+# worker's memory while it is imported.
+TA_OTLP_UPLOAD_MAX_SPANS = env_int("TA_OTLP_UPLOAD_MAX_SPANS", 20_000, minimum=1)
 # Django reads request bodies into memory up to this size; uploads stream to disk beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

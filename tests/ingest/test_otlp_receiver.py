@@ -263,6 +263,32 @@ def test_a_completion_task_takes_the_other_complete_traces_of_its_project(
     assert events_of(project) == file_upload(alice, spans)
 
 
+def test_an_upload_takes_other_traces_up_to_its_span_limit(spans, project, upload_token, settings):
+    """TA_OTLP_UPLOAD_MAX_SPANS bounds what joins a completion task's upload: with room for
+    the task's own trace only, the other complete trace waits for its own task; the sweep
+    still imports one trace an upload when a single trace passes the limit."""
+    from traces.otlp_receiver.tasks import otlp_finish_traces
+
+    settings.TA_OTLP_GRACE_SECONDS = 0
+    by_trace: dict[str, list] = {}
+    for s in spans:
+        by_trace.setdefault(f"{s.context.trace_id:032x}", []).append(s)
+    (paris, n_paris), (atlantis, _n) = ((t, len(ss)) for t, ss in by_trace.items())
+    assert post(upload_token, proto(spans)).status_code == 200
+    settings.TA_OTLP_UPLOAD_MAX_SPANS = n_paris
+    assert otlp_finish_traces(project.pk, [paris]) == {paris: "imported"}
+    settings.TA_OTLP_UPLOAD_MAX_SPANS = n_paris + len(by_trace[atlantis])
+    OtlpSpan.objects.filter(trace_id=paris).update(state="buffered", upload=None)
+    Upload.objects.filter(project=project).delete()
+    assert otlp_finish_traces(project.pk, [paris]) == {paris: "imported", atlantis: "imported"}
+    OtlpSpan.objects.update(state="buffered", upload=None)
+    Upload.objects.filter(project=project).delete()
+    settings.TA_OTLP_UPLOAD_MAX_SPANS = 1
+    assert len(traces_sweep()) == 1 and len(traces_sweep()) == 1
+    assert Upload.objects.filter(project=project).count() == 2
+    assert not OtlpSpan.objects.filter(project=project, state="buffered").exists()
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("second", ["same traces", "one of them"])
 def test_two_workers_finishing_the_same_traces_make_one_upload(

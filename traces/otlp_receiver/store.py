@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 import orjson
+import psycopg
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Func, IntegerField, Max, Q
@@ -30,7 +31,10 @@ from traces.otlp_receiver.decode import SpanRow
 from traces.otlp_receiver.models import OtlpSpan
 from traces.services import upload_create_buffered
 
-SWEEP_BATCH = 500
+# An upload of the receiver holds at most this many traces, and no more spans than
+# TA_OTLP_UPLOAD_MAX_SPANS once its first trace is in (`traces_due`): its processing holds its
+# spans in memory as one request, as a file import holds a file's.
+UPLOAD_MAX_TRACES = 5000
 
 
 class Outcome(Enum):
@@ -43,10 +47,11 @@ class Outcome(Enum):
 def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
     """Buffer the spans in one statement; the trace ids whose root span came with them.
 
-    On PostgreSQL the request's spans travel as one JSON parameter, expanded by the server
-    (`jsonb_to_recordset`): one string for the driver to quote (libpq's escaping, in C), where a
-    VALUES row or an array element per span is thousands of values quoted in Python. A resource
-    or scope shared by the request's spans is sent once and referred to by position."""
+    On PostgreSQL the request's spans travel as arrays, one a column, expanded by the server
+    (`unnest`) and bound server-side in binary: each array is one value for the driver, its
+    elements packed by length, where client-side binding quotes and escapes every element in
+    Python. A resource or scope shared by the request's spans is sent once and referred to by
+    position."""
     if not rows:
         return []
     now = timezone.now()
@@ -54,45 +59,41 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
     columns = "project_id, trace_id, span_id, root, received_at, resource, scope, span, state"
     state = OtlpSpan.State.BUFFERED.value
     shared: dict[int, int] = {}
-    values: list[dict] = []
+    values: list[str] = []
 
     def position(value: dict) -> int:
         key = id(value)
         if key not in shared:
-            shared[key] = len(values)
-            values.append(value)
+            shared[key] = len(values) + 1  # SQL arrays count from 1
+            values.append(_storable(value))
         return shared[key]
 
     if connection.vendor == "postgresql":
-        spans = [
-            {
-                "t": r.trace_id,
-                "s": r.span_id,
-                "r": r.root,
-                "rs": position(r.resource),
-                "sc": position(r.scope),
-                "sp": r.span,
-            }
-            for r in rows
-        ]
         sql = (
             f"INSERT INTO {table} ({columns})"
-            " SELECT %s, u.t, u.s, u.r, %s, v.j -> u.rs, v.j -> u.sc, u.sp, %s"
-            " FROM jsonb_to_recordset(%s::jsonb)"
-            " AS u(t text, s text, r boolean, rs int, sc int, sp jsonb),"
-            " (SELECT %s::jsonb AS j) AS v"
+            " SELECT %b, u.t, u.s, u.r, %b, (v.j)[u.rs]::jsonb, (v.j)[u.sc]::jsonb, u.sp::jsonb, %b"
+            " FROM unnest(%b::text[], %b::text[], %b::bool[], %b::int[], %b::int[], %b::text[])"
+            " AS u(t, s, r, rs, sc, sp), (SELECT %b::text[] AS j) AS v"
             " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
         )
-        params: list = [project_id, now, state, _storable(spans), _storable(values)]
+        params: list = [
+            project_id,
+            now,
+            state,
+            [r.trace_id for r in rows],
+            [r.span_id for r in rows],
+            [r.root for r in rows],
+            [position(r.resource) for r in rows],
+            [position(r.scope) for r in rows],
+            [_storable(r.span) for r in rows],
+            values,
+        ]
+        connection.ensure_connection()
+        # Django's cursors bind client-side (its default); this statement's arrays bind on the
+        # server, in the open transaction of the same connection.
+        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+            cursor.execute(sql, params)
     else:
-        dumped: dict[int, str] = {}
-
-        def text(value: dict) -> str:
-            key = id(value)
-            if key not in dumped:
-                dumped[key] = _storable(value)
-            return dumped[key]
-
         sql = (
             f"INSERT INTO {table} ({columns}) VALUES "
             + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
@@ -101,9 +102,10 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
         params = []
         for r in rows:
             params += [project_id, r.trace_id, r.span_id, r.root, now]
-            params += [text(r.resource), text(r.scope), _storable(r.span), state]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+            params += [values[position(r.resource) - 1], values[position(r.scope) - 1]]
+            params += [_storable(r.span), state]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
 
 
@@ -198,8 +200,24 @@ def trace_finish(project_id: int, trace_id: str, *, force: bool = False) -> Outc
     return traces_finish(project_id, [trace_id], force=force)[trace_id]
 
 
-def traces_due(limit: int = SWEEP_BATCH, *, project_id: int | None = None) -> list[tuple[int, str]]:
-    """(project id, trace id) of buffered traces that are complete now (of one project)."""
+def traces_due(
+    limit: int = UPLOAD_MAX_TRACES, *, project_id: int | None = None, max_spans: int | None = None
+) -> list[tuple[int, str]]:
+    """(project id, trace id) of buffered traces that are complete now (of one project), the
+    longest complete first; with `max_spans`, only as many as hold that many spans together
+    (at least one)."""
+    due: list[tuple[int, str]] = []
+    spans = 0
+    for project, trace_id, n in due_with_spans(limit, project_id=project_id):
+        spans += n
+        if due and max_spans is not None and spans > max_spans:
+            break
+        due.append((project, trace_id))
+    return due
+
+
+def due_with_spans(limit: int, *, project_id: int | None = None) -> list[tuple[int, str, int]]:
+    """`traces_due` with each trace's number of buffered spans."""
     now = timezone.now()
     quiet = now - timedelta(seconds=float(settings.TA_OTLP_QUIET_SECONDS))
     grace = now - timedelta(seconds=float(settings.TA_OTLP_GRACE_SECONDS))
@@ -208,18 +226,18 @@ def traces_due(limit: int = SWEEP_BATCH, *, project_id: int | None = None) -> li
         buffered = buffered.filter(project_id=project_id)
     rows = (
         buffered.values("project_id", "trace_id")
-        .annotate(last=Max("received_at"), roots=Count("pk", filter=Q(root=True)))
+        .annotate(last=Max("received_at"), roots=Count("pk", filter=Q(root=True)), n=Count("pk"))
         .filter(Q(last__lt=quiet) | Q(roots__gt=0, last__lt=grace))
         .order_by("last")[:limit]
     )
-    return [(r["project_id"], r["trace_id"]) for r in rows]
+    return [(r["project_id"], r["trace_id"], r["n"]) for r in rows]
 
 
 def traces_sweep() -> list[str]:
     """Import every complete buffered trace, one upload per project (the stale-work sweep calls
     this): traces that went quiet without a root span, and any whose completion task was lost."""
     due: dict[int, list[str]] = {}
-    for project_id, trace_id in traces_due():
+    for project_id, trace_id in traces_due(max_spans=settings.TA_OTLP_UPLOAD_MAX_SPANS):
         due.setdefault(project_id, []).append(trace_id)
     done = []
     for project_id, trace_ids in due.items():

@@ -7,7 +7,7 @@ import logging
 from django.conf import settings
 
 from common.retrying import retrying_task
-from traces.otlp_receiver.store import SWEEP_BATCH, Outcome, traces_due, traces_finish
+from traces.otlp_receiver.store import UPLOAD_MAX_TRACES, Outcome, due_with_spans, traces_finish
 
 log = logging.getLogger(__name__)
 
@@ -19,13 +19,22 @@ def otlp_finish_traces(project_id: int, trace_ids: list[str]) -> dict:
     stale-work sweep finds complete traces too.
 
     Other traces of the project that are complete by now join the same upload, up to
-    SWEEP_BATCH traces: there are some only when the workers are behind (each trace's own task
-    is still queued; it then finds nothing to do), so uploads grow exactly then, and an
-    upload's fixed cost is paid once for many requests instead of once for each."""
+    UPLOAD_MAX_TRACES traces and TA_OTLP_UPLOAD_MAX_SPANS spans: there are some only when the
+    workers are behind (each trace's own task is still queued; it then finds nothing to do), so
+    uploads grow exactly then, and an upload's fixed cost is paid once for many requests
+    instead of once for each."""
     mine = set(trace_ids)
-    room = max(SWEEP_BATCH - len(trace_ids), 0)
-    others = [t for _p, t in traces_due(room + len(trace_ids), project_id=project_id)]
-    outcomes = traces_finish(project_id, [*trace_ids, *[t for t in others if t not in mine][:room]])
+    due = due_with_spans(UPLOAD_MAX_TRACES, project_id=project_id)
+    room = settings.TA_OTLP_UPLOAD_MAX_SPANS - sum(n for _p, t, n in due if t in mine)
+    others: list[str] = []
+    for _p, trace_id, n in due:
+        if trace_id in mine:
+            continue
+        if n > room or len(others) + len(trace_ids) >= UPLOAD_MAX_TRACES:
+            break
+        others.append(trace_id)
+        room -= n
+    outcomes = traces_finish(project_id, [*trace_ids, *others])
     waiting = [t for t, o in outcomes.items() if o is Outcome.WAIT]
     if waiting:
         finish_later(project_id, waiting)
