@@ -1,14 +1,20 @@
 """The shape of exported rows: the decision columns (one list, read by the CSV and Parquet
 writers and the manifest), a trace's header line, and a decision as a JSONL entry or a flat row.
+
+Every format carries the trace's totals (`TOTALS`: start, duration, tokens, cost, as ingest
+stored them from the events' optional fields, traces.totals): null where the trace has no such
+figure, never 0, as on the traces list.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import orjson
 
 from common.hygiene import csv_safe
+from traces.totals import COLUMNS as TOTALS
 
 # One row per decision (run × trace × policy), in this order, in CSV and Parquet.
 DECISION_COLUMNS = (
@@ -27,6 +33,7 @@ DECISION_COLUMNS = (
     "benchmark",
     "category",
     "task_id",
+    *TOTALS,
     "tags",
     "comments",
     "annotations",
@@ -35,7 +42,7 @@ DECISION_COLUMNS = (
 # Columns that hold JSON text (named in the manifest and the Parquet metadata).
 JSON_COLUMNS = ("tags", "comments", "annotations", "record")
 # Trace fields read with each decision and each JSONL line.
-TRACE_FIELDS = ("external_id", "agent", "model", "benchmark", "category", "task_id")
+TRACE_FIELDS = ("external_id", "agent", "model", "benchmark", "category", "task_id", *TOTALS)
 
 
 def trace_header(t: dict) -> dict:
@@ -57,6 +64,9 @@ def trace_header(t: dict) -> dict:
             "source": "recorded",
         },
         "event_count": t["event_count"],
+        # null where the trace has no such figure; the start as ISO 8601 text
+        **{k: t[k] for k in TOTALS},
+        "started_at": t["started_at"].isoformat() if t["started_at"] else None,
     }
 
 
@@ -103,6 +113,8 @@ def flat_decision(
         "benchmark": r["trace__benchmark"],
         "category": r["trace__category"],
         "task_id": r["trace__task_id"],
+        # started_at stays a datetime: Parquet types it, CSV writes it as ISO 8601 (csv_cell)
+        **{k: r[f"trace__{k}"] for k in TOTALS},
         "tags": orjson.dumps(tags or []).decode(),
         "comments": orjson.dumps(comments or []).decode(),
         "annotations": orjson.dumps(items).decode(),
@@ -119,12 +131,15 @@ def scalar(value: Any) -> Any:
 
 
 def csv_cell(value: Any) -> Any:
-    """CSV has no types: booleans are written `true`/`false` and null as an empty cell. Strings
-    are agent-controlled: one that a spreadsheet would run as a formula is neutralised."""
+    """CSV has no types: booleans are written `true`/`false`, times as ISO 8601 and null as an
+    empty cell. Strings are agent-controlled: one that a spreadsheet would run as a formula is
+    neutralised."""
     if value is None:
         return ""
     if value is True:
         return "true"
     if value is False:
         return "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
     return csv_safe(value)

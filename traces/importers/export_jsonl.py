@@ -5,7 +5,9 @@ Export line (auditor/exports/writers/jsonl.py): `{"trace": {trace_id, agent, mod
 "events": [v1 events as uploaded], "decisions": [...], "annotations": [...]}`. The events are
 yielded unchanged — their trace ids included, so the ingest does not put a run into them
 (`keeps_ids`). Decisions and verdicts are not events: they are re-created by the auditor when
-the upload asks for it (`Upload.with_annotations`); here they are only counted.
+the upload asks for it (`Upload.with_annotations`); here they are only counted. The header's
+totals (`started_at` … `cost_usd`) are not read either: ingest computes them from the events'
+timing fields, as for any upload, so they come back the same.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """CSV: one row per decision, the decision columns then `record.<key>` for the top-level keys of
 the decision records (at most MAX_FLAT_COLUMNS). UTF-8, RFC 4180 quoting; booleans are written
-`true`/`false` and null as an empty cell; `tags`, `comments`, `record` and `annotations` are
+`true`/`false`, the trace's `started_at` as ISO 8601 and null (also a trace total the source did
+not give) as an empty cell; `tags`, `comments`, `record` and `annotations` are
 JSON."""
 
 from __future__ import annotations

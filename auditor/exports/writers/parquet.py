@@ -1,5 +1,6 @@
-"""Parquet: one row per decision, the record and annotations as JSON string columns, one row
-group per chunk (written before the next chunk is read), zstd-compressed."""
+"""Parquet: one row per decision, the record and annotations as JSON string columns, the trace's
+totals typed (a UTC timestamp, float64 milliseconds and dollars, int64 token counts; null where
+unknown), one row group per chunk (written before the next chunk is read), zstd-compressed."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ def parquet_schema():  # type: ignore[no-untyped-def]
         "applied": pa.bool_(),
         "actor_success": pa.bool_(),
         "guarded_success": pa.bool_(),
+        "started_at": pa.timestamp("us", tz="UTC"),
+        "duration_ms": pa.float64(),
+        "input_tokens": pa.int64(),
+        "output_tokens": pa.int64(),
+        "total_tokens": pa.int64(),
+        "cost_usd": pa.float64(),
     }
     fields = [pa.field(c, types.get(c, pa.string())) for c in DECISION_COLUMNS]
     return pa.schema(
