@@ -332,3 +332,22 @@ def test_two_workers_finishing_the_same_traces_make_one_upload(
         (upload.pk, "imported")
     }
     assert upload.size > 0
+
+
+def test_deleting_a_receiver_upload_unlinks_its_spans(spans, project, upload_token):
+    """The spans' link to their upload has no database-level key: deleting the upload leaves
+    no span naming it."""
+    from traces.upload_manage import upload_delete
+
+    assert post(upload_token, proto(spans)).status_code == 200
+    upload, other = finish_all(project)  # a trace each
+    mine = set(OtlpSpan.objects.filter(upload=upload).values_list("pk", flat=True))
+    theirs = set(OtlpSpan.objects.filter(upload=other).values_list("pk", flat=True))
+    assert mine and theirs and len(mine | theirs) == len(spans)
+    upload_delete(upload=upload)
+    assert not Upload.objects.filter(pk=upload.pk).exists()
+    assert Trace.objects.filter(project=project).count() == 1
+    assert set(OtlpSpan.objects.filter(pk__in=mine).values_list("upload", "state")) == {
+        (None, "imported")
+    }
+    assert set(OtlpSpan.objects.filter(upload=other).values_list("pk", flat=True)) == theirs

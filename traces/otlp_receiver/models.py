@@ -28,8 +28,16 @@ class OtlpSpan(models.Model):
     scope = models.JSONField(default=dict)
     span = models.JSONField()
     state = models.CharField(max_length=8, choices=State.choices, default=State.BUFFERED)
+    # No database-level foreign key: its deferred check ran once a span at the commit that
+    # marks a trace's spans imported. The upload is created in that same transaction, and
+    # deleting an upload sets its spans' upload to NULL through Django (SET_NULL).
     upload = models.ForeignKey(
-        "traces.Upload", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "traces.Upload",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
 
     class Meta:

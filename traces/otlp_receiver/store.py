@@ -88,11 +88,7 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
             [_storable(r.span) for r in rows],
             values,
         ]
-        connection.ensure_connection()
-        # Django's cursors bind client-side (its default); this statement's arrays bind on the
-        # server, in the open transaction of the same connection.
-        with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
-            cursor.execute(sql, params)
+        _execute_bound(sql, params)
     else:
         sql = (
             f"INSERT INTO {table} ({columns}) VALUES "
@@ -107,6 +103,15 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
+
+
+def _execute_bound(sql: str, params: list) -> None:
+    """Run a statement whose parameters are bound on the server (`%b`: binary). Django's
+    cursors bind client-side, quoting every element of an array in Python; this cursor works
+    in the open transaction of the same connection."""
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params)
 
 
 def _storable(value: object) -> str:
@@ -182,7 +187,16 @@ def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False)
             fmt="otlp",
             source=Upload.Source.OTLP,
         )
-        OtlpSpan.objects.filter(pk__in=pks).update(state=OtlpSpan.State.IMPORTED, upload=upload)
+        if connection.vendor == "postgresql":
+            _execute_bound(
+                f"UPDATE {OtlpSpan._meta.db_table} SET state = %b, upload_id = %b"
+                " WHERE id = ANY(%b::bigint[])",
+                [OtlpSpan.State.IMPORTED.value, upload.pk, pks],
+            )
+        else:
+            OtlpSpan.objects.filter(pk__in=pks).update(
+                state=OtlpSpan.State.IMPORTED, upload=upload
+            )
         outcomes.update(dict.fromkeys(by_trace, Outcome.IMPORTED))
     return outcomes
 
