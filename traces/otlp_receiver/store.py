@@ -194,9 +194,7 @@ def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False)
                 [OtlpSpan.State.IMPORTED.value, upload.pk, pks],
             )
         else:
-            OtlpSpan.objects.filter(pk__in=pks).update(
-                state=OtlpSpan.State.IMPORTED, upload=upload
-            )
+            OtlpSpan.objects.filter(pk__in=pks).update(state=OtlpSpan.State.IMPORTED, upload=upload)
         outcomes.update(dict.fromkeys(by_trace, Outcome.IMPORTED))
     return outcomes
 
