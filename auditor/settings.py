@@ -216,8 +216,7 @@ TA_STALE_SECONDS = env_int("TA_STALE_SECONDS", 120, minimum=1)
 # An audit run whose chunks fail this many times in a row for one reason (or that the sweep
 # finds without progress this many times) fails with that reason instead of being re-queued.
 TA_AUDIT_MAX_FAILURES = env_int("TA_AUDIT_MAX_FAILURES", 3, minimum=1)
-# How often each worker looks for such leftovers (and for uploads accepted while the broker was
-# down).
+# How often each worker looks for such leftovers (and uploads accepted with the broker down).
 TA_SWEEP_SECONDS = env_int("TA_SWEEP_SECONDS", 60, minimum=1)
 # Publishing a task to an unreachable broker gives up quickly: the request that queued it must
 # not hang; the work stays pending and the sweep queues it later.
@@ -274,15 +273,12 @@ TA_MAX_DEPTH = env_int("TA_MAX_DEPTH", 64, minimum=1)
 TA_MAX_EVENTS_PER_TRACE = env_int("TA_MAX_EVENTS_PER_TRACE", 100_000, minimum=1)
 TA_MAX_REPORTED_ERRORS = env_int("TA_MAX_REPORTED_ERRORS", 1000, minimum=1)
 TA_INGEST_BATCH_EVENTS = env_int("TA_INGEST_BATCH_EVENTS", 20_000, minimum=1)
-# The OTLP/HTTP receiver (docs/otlp.md): body size (413 past it), when a trace is complete, and
-# the spans a project may have waiting for their traces to complete (429 past it).
+# The OTLP/HTTP receiver's limits and timing (docs/otlp.md says what each bounds).
 TA_OTLP_MAX_BODY_BYTES = env_int("TA_OTLP_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=1)
 TA_OTLP_GRACE_SECONDS = env_float("TA_OTLP_GRACE_SECONDS", 5.0, minimum=0.0)
 TA_OTLP_QUIET_SECONDS = env_int("TA_OTLP_QUIET_SECONDS", 300, minimum=1)
 TA_OTLP_MAX_PENDING_SPANS = env_int("TA_OTLP_MAX_PENDING_SPANS", 200_000, minimum=1)
-# The spans one upload of the receiver takes when the workers are behind (many traces complete
-# at once): bigger uploads pay an upload's fixed cost less often, and each is held in a
-# worker's memory while it is imported.
+TA_OTLP_MAX_PENDING_BYTES = env_int("TA_OTLP_MAX_PENDING_BYTES", 1024**3, minimum=1)
 TA_OTLP_UPLOAD_MAX_SPANS = env_int("TA_OTLP_UPLOAD_MAX_SPANS", 20_000, minimum=1)
 # Django reads request bodies into memory up to this size; uploads stream to disk beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

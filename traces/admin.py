@@ -19,9 +19,10 @@ class ProjectForm(forms.ModelForm):
 
     def clean(self):  # type: ignore[no-untyped-def]
         data = super().clean()
-        was_on = bool(self.instance.pk) and Project.objects.filter(
-            pk=self.instance.pk, execute_code_candidates=True
-        ).exists()
+        was_on = (
+            bool(self.instance.pk)
+            and Project.objects.filter(pk=self.instance.pk, execute_code_candidates=True).exists()
+        )
         refusal = self.instance.execution_refusal
         if data.get("execute_code_candidates") and not was_on and refusal:
             self.add_error("execute_code_candidates", refusal)

@@ -27,6 +27,9 @@ class OtlpSpan(models.Model):
     resource = models.JSONField(default=dict)
     scope = models.JSONField(default=dict)
     span = models.JSONField()
+    # Its resource, scope and span as the receiver wrote them (UTF-8 JSON text), in bytes: what
+    # it counts for in the project's backlog (`backlog`), the same when it enters and leaves.
+    size = models.PositiveIntegerField(default=0)
     state = models.CharField(max_length=8, choices=State.choices, default=State.BUFFERED)
     # No database-level foreign key: its deferred check ran once a span at the commit that
     # marks a trace's spans imported. The upload is created in that same transaction, and
@@ -58,3 +61,21 @@ class OtlpSpan(models.Model):
 
     def __str__(self) -> str:
         return f"span {self.span_id} of {self.trace_id} ({self.state})"
+
+
+class OtlpBacklog(models.Model):
+    """A project's buffered spans and their bytes (`OtlpSpan.size`), kept by the statements
+    that buffer and import spans, so that the receiver checks its limits with one row read
+    however many spans wait. The sweep counts them again from the buffer."""
+
+    project = models.OneToOneField(
+        "traces.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    spans = models.BigIntegerField(default=0)
+    bytes = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "traces_otlpbacklog"
+
+    def __str__(self) -> str:
+        return f"{self.spans} spans, {self.bytes} bytes waiting in project {self.project_id}"

@@ -27,6 +27,12 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from traces.models import Project, Upload
+from traces.otlp_receiver.backlog import (
+    backlog_add_sql,
+    backlog_recount,
+    backlog_recount_all,
+    backlog_release,
+)
 from traces.otlp_receiver.decode import SpanRow
 from traces.otlp_receiver.models import OtlpSpan
 from traces.services import upload_create_buffered
@@ -56,25 +62,36 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
         return []
     now = timezone.now()
     table = OtlpSpan._meta.db_table
-    columns = "project_id, trace_id, span_id, root, received_at, resource, scope, span, state"
+    columns = "project_id, trace_id, span_id, root, received_at, resource, scope, span, state, size"
     state = OtlpSpan.State.BUFFERED.value
     shared: dict[int, int] = {}
     values: list[str] = []
+    lengths: list[int] = []
 
     def position(value: dict) -> int:
         key = id(value)
         if key not in shared:
             shared[key] = len(values) + 1  # SQL arrays count from 1
             values.append(_storable(value))
+            lengths.append(len(values[-1].encode()))
         return shared[key]
 
+    documents = [_storable(r.span) for r in rows]
+    sizes = [
+        len(doc.encode()) + lengths[position(r.resource) - 1] + lengths[position(r.scope) - 1]
+        for r, doc in zip(rows, documents, strict=True)
+    ]
     if connection.vendor == "postgresql":
+        # The spans stored (a retry's are not) count in the project's backlog, in the same
+        # statement.
         sql = (
-            f"INSERT INTO {table} ({columns})"
-            " SELECT %b, u.t, u.s, u.r, %b, (v.j)[u.rs]::jsonb, (v.j)[u.sc]::jsonb, u.sp::jsonb, %b"
-            " FROM unnest(%b::text[], %b::text[], %b::bool[], %b::int[], %b::int[], %b::text[])"
-            " AS u(t, s, r, rs, sc, sp), (SELECT %b::text[] AS j) AS v"
+            f"WITH ins AS (INSERT INTO {table} ({columns})"
+            " SELECT %b, u.t, u.s, u.r, %b, (v.j)[u.rs]::jsonb, (v.j)[u.sc]::jsonb, u.sp::jsonb,"
+            " %b, u.sz"
+            " FROM unnest(%b::text[], %b::text[], %b::bool[], %b::int[], %b::int[], %b::text[],"
+            " %b::int[]) AS u(t, s, r, rs, sc, sp, sz), (SELECT %b::text[] AS j) AS v"
             " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
+            " RETURNING size) " + backlog_add_sql()
         )
         params: list = [
             project_id,
@@ -85,23 +102,26 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
             [r.root for r in rows],
             [position(r.resource) for r in rows],
             [position(r.scope) for r in rows],
-            [_storable(r.span) for r in rows],
+            documents,
+            sizes,
             values,
+            project_id,
         ]
         _execute_bound(sql, params)
     else:
         sql = (
             f"INSERT INTO {table} ({columns}) VALUES "
-            + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+            + ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
             + " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
         )
         params = []
-        for r in rows:
+        for r, doc, size in zip(rows, documents, sizes, strict=True):
             params += [project_id, r.trace_id, r.span_id, r.root, now]
             params += [values[position(r.resource) - 1], values[position(r.scope) - 1]]
-            params += [_storable(r.span), state]
+            params += [doc, state, size]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
+        backlog_recount(project_id)
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
 
 
@@ -119,14 +139,6 @@ def _storable(value: object) -> str:
     say) is stored as U+FFFD, as the file import stores it (`reader.parse_line`)."""
     text = orjson.dumps(value).decode()
     return text.replace("\\u0000", "\\ufffd") if "\\u0000" in text else text
-
-
-def pending_spans(project_id: int, limit: int) -> int:
-    """The project's buffered spans, counted up to `limit` + 1 at most: a request's check costs
-    no more however many wait. It reads the buffered-spans index (project, trace, received at;
-    buffered rows only), and only its columns, so PostgreSQL may count from the index alone."""
-    waiting = OtlpSpan.objects.filter(project_id=project_id, state=OtlpSpan.State.BUFFERED)
-    return waiting.values("received_at")[: limit + 1].count()
 
 
 def _complete(spans: list[tuple[int, bool, datetime]]) -> bool:
@@ -150,14 +162,16 @@ def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False)
             OtlpSpan.objects.select_for_update()
             .filter(project_id=project_id, trace_id__in=trace_ids, state=OtlpSpan.State.BUFFERED)
             .order_by("received_at", "id")
-            .annotate(size=_stored_size())
-            .values_list("pk", "trace_id", "root", "received_at", "size")
+            .annotate(stored=_stored_size())
+            .values_list("pk", "trace_id", "root", "received_at", "stored", "size")
         )
         by_trace: dict[str, list[tuple[int, bool, datetime]]] = {}
         sizes: dict[int, int] = {}
-        for pk, trace_id, root, received, size in rows:
+        row_sizes: dict[int, int] = {}
+        for pk, trace_id, root, received, size, row_size in rows:
             by_trace.setdefault(trace_id, []).append((pk, root, received))
             sizes[pk] = size
+            row_sizes[pk] = row_size
         for trace_id in trace_ids:
             spans = by_trace.get(trace_id)
             if not spans:
@@ -173,9 +187,11 @@ def traces_finish(project_id: int, trace_ids: list[str], *, force: bool = False)
         late = [pk for t in imported for pk, _root, _received in by_trace.pop(t)]
         OtlpSpan.objects.filter(pk__in=late).update(state=OtlpSpan.State.LATE)
         outcomes.update(dict.fromkeys(imported, Outcome.LATE))
+        pks = [pk for spans in by_trace.values() for pk, _root, _received in spans]
+        leaving = late + pks
+        backlog_release(project_id, len(leaving), sum(row_sizes[pk] for pk in leaving))
         if not by_trace:
             return outcomes
-        pks = [pk for spans in by_trace.values() for pk, _root, _received in spans]
         first = next(iter(by_trace))
         name = f"otlp-{first}.json" if len(by_trace) == 1 else f"otlp-{first}-{len(by_trace)}.json"
         upload = upload_create_buffered(
@@ -247,10 +263,12 @@ def due_with_spans(limit: int, *, project_id: int | None = None) -> list[tuple[i
 
 def traces_sweep() -> list[str]:
     """Import every complete buffered trace, one upload per project (the stale-work sweep calls
-    this): traces that went quiet without a root span, and any whose completion task was lost."""
+    this): traces that went quiet without a root span, and any whose completion task was lost.
+    Each project's backlog is counted again from the buffer on the way."""
     due: dict[int, list[str]] = {}
     for project_id, trace_id in traces_due(max_spans=settings.TA_OTLP_UPLOAD_MAX_SPANS):
         due.setdefault(project_id, []).append(trace_id)
+    backlog_recount_all()
     done = []
     for project_id, trace_ids in due.items():
         outcomes = traces_finish(project_id, trace_ids)

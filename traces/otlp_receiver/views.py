@@ -6,9 +6,10 @@ spans into its own project only. The answers are OTLP's, encoded like the reques
 JSON): 200 with an `ExportTraceServiceResponse` (`partial_success` counts spans without valid
 ids), 400 for a body that is no export request, 401/403 for the token, 413 over
 TA_OTLP_MAX_BODY_BYTES (sent or decompressed) or for more spans than
-TA_OTLP_MAX_PENDING_SPANS in one request, 415 for another content type, and 429/503 with
-`Retry-After` — the codes exporters retry — when the token is throttled, the project has
-TA_OTLP_MAX_PENDING_SPANS spans waiting, or the database is unreachable. CSRF does not apply:
+TA_OTLP_MAX_PENDING_SPANS (or bytes than TA_OTLP_MAX_PENDING_BYTES) in one request, 415 for
+another content type, and 429/503 with `Retry-After` — the codes exporters retry — when the
+token is throttled, the project has that many spans or bytes waiting (`backlog`), or the
+database is unreachable. CSRF does not apply:
 no cookie authenticates here.
 """
 
@@ -25,8 +26,9 @@ from rest_framework import exceptions
 
 from traces.api_auth import ProjectTokenAuthentication
 from traces.models import ProjectToken
+from traces.otlp_receiver.backlog import backlog
 from traces.otlp_receiver.decode import JSON, PROTOBUF, BadRequest, TooLarge, decode, decompress
-from traces.otlp_receiver.store import pending_spans, spans_insert
+from traces.otlp_receiver.store import spans_insert
 
 # google.rpc.Code values for the Status body of an error response.
 GRPC_CODE = {400: 3, 401: 16, 403: 7, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14}
@@ -138,29 +140,20 @@ def traces(request: HttpRequest) -> HttpResponse:
     if len(body) > limit:
         return reply.error(413, too_large)
     try:
-        decoded = decode(
-            decompress(body, request.META.get("HTTP_CONTENT_ENCODING", ""), limit), content_type
-        )
+        raw = decompress(body, request.META.get("HTTP_CONTENT_ENCODING", ""), limit)
+        decoded = decode(raw, content_type)
     except TooLarge:
         return reply.error(413, too_large)
     except BadRequest as exc:
         return reply.error(400, str(exc))
-    most = settings.TA_OTLP_MAX_PENDING_SPANS
-    if len(decoded.spans) > most:
-        return reply.error(
-            413,
-            f"the request has {len(decoded.spans)} spans, more than a project may have waiting"
-            f" ({most}, TA_OTLP_MAX_PENDING_SPANS): lower OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
-        )
+    refused = _over_limits(reply, len(decoded.spans), len(raw))
+    if refused is not None:
+        return refused
     try:
-        waiting = pending_spans(token.project_id, most)
-        if waiting + len(decoded.spans) > most:
-            return reply.error(
-                429,
-                f"the project has {waiting} spans waiting for their traces to complete; at most"
-                f" {most} may wait (TA_OTLP_MAX_PENDING_SPANS): retry once traces complete",
-                retry_after=max(RETRY_SECONDS, math.ceil(settings.TA_OTLP_GRACE_SECONDS)),
-            )
+        waiting, waiting_bytes = backlog(token.project_id)
+        refused = _backlog_full(reply, waiting, waiting_bytes, len(decoded.spans), len(raw))
+        if refused is not None:
+            return refused
         roots = spans_insert(token.project_id, decoded.spans)
     except DatabaseError:
         return reply.error(503, "the database is unavailable", retry_after=RETRY_SECONDS)
@@ -171,3 +164,48 @@ def traces(request: HttpRequest) -> HttpResponse:
 
         finish_later(token.project_id, roots)
     return reply.ok(decoded.rejected, decoded.message)
+
+
+def _over_limits(reply: _Reply, spans: int, size: int) -> HttpResponse | None:
+    """413 for a request that could never wait in the buffer, however empty."""
+    most, most_bytes = settings.TA_OTLP_MAX_PENDING_SPANS, settings.TA_OTLP_MAX_PENDING_BYTES
+    if spans > most:
+        return reply.error(
+            413,
+            f"the request has {spans} spans, more than a project may have waiting"
+            f" ({most}, TA_OTLP_MAX_PENDING_SPANS): lower OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+        )
+    if size > most_bytes:
+        return reply.error(
+            413,
+            f"the request has {size} bytes of spans, more than a project may have waiting"
+            f" ({most_bytes}, TA_OTLP_MAX_PENDING_BYTES): lower OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+        )
+    return None
+
+
+def _backlog_full(
+    reply: _Reply, waiting: int, waiting_bytes: int, spans: int, size: int
+) -> HttpResponse | None:
+    """429 with Retry-After while the project's waiting spans leave no room for the request:
+    exporters retry once traces complete. The request counts here as its decoded body's size;
+    once stored, its spans count as their stored documents (larger for a protobuf body), so
+    the bytes, like the spans, can pass their limit by one request's."""
+    most, most_bytes = settings.TA_OTLP_MAX_PENDING_SPANS, settings.TA_OTLP_MAX_PENDING_BYTES
+    retry = max(RETRY_SECONDS, math.ceil(settings.TA_OTLP_GRACE_SECONDS))
+    if waiting + spans > most:
+        return reply.error(
+            429,
+            f"the project has {waiting} spans waiting for their traces to complete; at most"
+            f" {most} may wait (TA_OTLP_MAX_PENDING_SPANS): retry once traces complete",
+            retry_after=retry,
+        )
+    if waiting_bytes + size > most_bytes:
+        return reply.error(
+            429,
+            f"the project has {waiting_bytes} bytes of spans waiting for their traces to"
+            f" complete; at most {most_bytes} may wait (TA_OTLP_MAX_PENDING_BYTES): retry once"
+            " traces complete",
+            retry_after=retry,
+        )
+    return None
