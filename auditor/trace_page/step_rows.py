@@ -41,8 +41,8 @@ def _row(n: Node, depth: int, tree: Tree) -> dict[str, Any]:
     elif t.bad:
         duration = "unknown"
     elif tree.lo is None and n.summed is not None:
-        # No step has a time: the steps under it ran one after another or not, who knows, so
-        # their durations added up, said as such (the time they took, not a wall-clock span).
+        # No step has a time, so whether the steps under it overlapped is unknown: their
+        # durations added up, said as such (the time they took, not a wall-clock span).
         duration = duration_text(n.summed)
         duration_title = "the durations of the steps under it, added up"
     bar = style = when = ""
