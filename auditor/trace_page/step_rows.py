@@ -33,13 +33,18 @@ def _row(n: Node, depth: int, tree: Tree) -> dict[str, Any]:
     """One row, every value ready for the template (a dict: the template engine resolves dict
     keys at its first try, attributes only after a failed item lookup — per row, per value)."""
     t = n.timing
-    duration = ""
+    duration = duration_title = ""
     if t.duration is not None:
         duration = duration_text(t.duration)
     elif n.derived and n.lo is not None and n.hi is not None:
         duration = duration_text(n.hi - n.lo)
     elif t.bad:
         duration = "unknown"
+    elif tree.lo is None and n.summed is not None:
+        # No step has a time, so whether the steps under it overlapped is unknown: their
+        # durations added up, said as such (the time they took, not a wall-clock span).
+        duration = duration_text(n.summed)
+        duration_title = "the durations of the steps under it, added up"
     bar = style = when = ""
     if tree.lo is not None and tree.hi is not None and n.lo is not None and n.hi is not None:
         span = tree.hi - tree.lo
@@ -79,6 +84,7 @@ def _row(n: Node, depth: int, tree: Tree) -> dict[str, Any]:
         "style": style,  # its place on the axis, CSS percentages (numbers only)
         "when": when,
         "duration": duration,
+        "duration_title": duration_title,
         "tokens": tokens,
         "tokens_title": tokens_title,
         "cost": cost_text(u.cost),
@@ -130,6 +136,8 @@ def summary(tree: Tree) -> dict[str, Any]:
         "bad": tree.bad,
         "has_timing": tree.has_timing,
         "length": tree.length,
+        # Durations without times: the column shows them, the header line their sum.
+        "summed": "" if tree.summed is None else duration_text(tree.summed),
         "tokens": tokens_text(tree.total),
         "cost": cost_text(tree.total.cost),
         "axis": axis(tree),

@@ -8,7 +8,9 @@ with its result.
 
 A step's bar is drawn from what it recorded (`timing.event_timing`, `timing.span_timing`); a
 step that recorded none takes the extent of the steps under it, and one with neither gets no bar.
-Tokens and cost of a step include the steps under it.
+Tokens and cost of a step include the steps under it. A source that records durations but no
+times (BFCL's latency per model call) puts no step on the time axis: each step has its duration,
+and a step without one of its own the sum of those under it (`Node.summed`).
 
 `build` gives the tree; `auditor.trace_page.step_rows` flattens it, bounded, for the template.
 Pure.
@@ -53,6 +55,7 @@ class Node:
     lo: float | None = None  # extent on the time axis (epoch ms)
     hi: float | None = None
     derived: bool = False  # the bar is the extent of the steps under it, not its own
+    summed: float | None = None  # its own duration, else those of the steps under it added up
 
 
 @dataclass(slots=True)
@@ -65,9 +68,11 @@ class Tree:
     lo: float | None
     hi: float | None
     total: Usage
+    summed: float | None = None  # the roots' `Node.summed` added up
 
     @property
     def has_timing(self) -> bool:
+        """Whether any step has a place on the time axis (a time, not only a duration)."""
         return self.lo is not None
 
     @property
@@ -234,8 +239,11 @@ def _aggregate(roots: list[Node]) -> None:
         hi = lo + t.duration if lo is not None and t.duration is not None else lo
         events = int(n.kind == "event")
         total = n.usage
+        summed = t.duration
         for c in n.children:
             events += c.events
+            if t.duration is None and c.summed is not None:  # an own duration covers its steps
+                summed = c.summed if summed is None else summed + c.summed
             if c.total is not _NO_USAGE:
                 if total is n.usage:  # the first addition: a Usage of this node's own
                     total = Usage(total.input, total.output, total.total, total.cost)
@@ -245,7 +253,7 @@ def _aggregate(roots: list[Node]) -> None:
                 hi = c.hi if hi is None else max(hi, c.hi)
             if n.seq is None and c.seq is not None:
                 n.seq = c.seq
-        n.events, n.total, n.lo, n.hi = events, total, lo, hi
+        n.events, n.total, n.lo, n.hi, n.summed = events, total, lo, hi, summed
         n.derived = t.duration is None and lo is not None and (t.start is None or hi != t.start)
 
 
@@ -270,10 +278,13 @@ def build(events: Iterable[Mapping[str, Any]], spans: Any = None) -> Tree:
         todo.extend(n.children)
         untimed += n.kind == "event" and n.lo is None
         bad += n.timing.bad
+    summed: float | None = None
     for r in roots:
         count += r.events
         total.add(r.total)
+        if r.summed is not None:
+            summed = r.summed if summed is None else summed + r.summed
         if r.lo is not None and r.hi is not None:
             lo = r.lo if lo is None else min(lo, r.lo)
             hi = r.hi if hi is None else max(hi, r.hi)
-    return Tree(roots, source, count, untimed, bad, lo, hi, total)
+    return Tree(roots, source, count, untimed, bad, lo, hi, total, summed)

@@ -106,6 +106,12 @@ def test_ground_truth_run_maps_cleanly():
         "name": "cd",
         "arguments": {"folder": "document"},
         "meta": {"step": 0, "handler_log": "Successfully decoded model response."},
+        # the step's model call: its latency and tokens, recorded per step
+        "duration_ms": record["latency"][0][0] * 1000,
+        "usage": {
+            "input_tokens": record["input_token_count"][0][0],
+            "output_tokens": record["output_token_count"][0][0],
+        },
     }
     results = [e for e in evs if e["type"] == "tool_result"]
     assert results[0]["call_id"] == "t0.s0.c0" and "document" in results[0]["content"]

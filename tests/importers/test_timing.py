@@ -176,7 +176,10 @@ def _flat(x):  # type: ignore[no-untyped-def]
     return sum(map(_flat, x)) if isinstance(x, list) else x
 
 
-def test_bfcl_records_sum_tokens_and_latency():
+def test_bfcl_records_put_tokens_and_latency_on_their_steps():
+    """One value per model call: each on its step's first event, the header states none, and
+    the trace's totals are the sums of the lists (tests/importers/test_bfcl_step_figures for
+    the real records and the fallback)."""
     records = next(iter(generate(("base",), per_category=2).values()))
     data = b"".join(orjson.dumps(r) + b"\n" for r in records)
     events, report = run("bfcl", data, "BFCL_v4_multi_turn_base_result.json")
@@ -185,20 +188,40 @@ def test_bfcl_records_sum_tokens_and_latency():
     for record in records:
         [evs] = [v for k, v in traces.items() if k.endswith(record["id"])]
         head = evs[0]
-        assert head["usage"] == {
-            "input_tokens": _flat(record["input_token_count"]),
-            "output_tokens": _flat(record["output_token_count"]),
-        }
-        assert head["duration_ms"] == pytest.approx(_flat(record["latency"]) * 1000)
+        assert "usage" not in head and "duration_ms" not in head
+        timed = [e for e in evs if "duration_ms" in e]
+        assert [e["duration_ms"] for e in timed] == pytest.approx(
+            [v * 1000 for turn in record["latency"] for v in turn]
+        )
+        assert [e["usage"]["input_tokens"] for e in timed] == [
+            v for turn in record["input_token_count"] for v in turn
+        ]
+        totals = totals_of(evs)
+        assert totals["input_tokens"] == _flat(record["input_token_count"])
+        assert totals["output_tokens"] == _flat(record["output_token_count"])
+        assert totals["duration_ms"] == pytest.approx(_flat(record["latency"]) * 1000)
         assert head["meta"]["latency"] == record["latency"]  # the per-step figures, as recorded
 
 
-def test_bfcl_latency_that_is_not_numbers_gives_no_duration():
+@pytest.mark.parametrize(
+    ("latency", "why"),
+    [
+        ([[1.5, "slow"]], "1 turns of values for the result's 4 turns"),
+        ([[1.5, "slow", 1, 1], [1, 1, 1], [1, 1], [1] * 6], "turn 0 step 1 is 'slow'"),
+    ],
+)
+def test_bfcl_latency_that_is_not_numbers_gives_no_duration(latency, why):
     record = next(iter(generate(("base",), per_category=1).values()))[0]
-    record["latency"] = [[1.5, "slow"]]
-    events, _ = run("bfcl", orjson.dumps(record) + b"\n", "BFCL_v4_multi_turn_base_result.json")
+    assert [len(turn) for turn in record["result"]] == [4, 3, 2, 6]
+    record["latency"] = latency
+    events, report = run(
+        "bfcl", orjson.dumps(record) + b"\n", "BFCL_v4_multi_turn_base_result.json"
+    )
     [evs] = traces_of(events).values()
-    assert "duration_ms" not in evs[0] and evs[0]["usage"]["input_tokens"] > 0
+    assert all("duration_ms" not in e for e in evs)
+    assert why in evs[0]["meta"]["step_figures_unmatched"]["latency"]
+    assert totals_of(evs)["duration_ms"] is None and totals_of(evs)["input_tokens"] > 0
+    assert report.notes
 
 
 def test_openai_chat_usage_per_record_and_per_message():

@@ -2,8 +2,10 @@
 row's link brings its event into view (opened) in the timeline or the side-by-side, the tree
 fits a 390 px phone without sideways scrolling, its header row names its columns at both
 widths, and its text and bars stay readable in the dark theme; an OTLP trace draws its span
-tree. TA_DOCS_SCREENSHOTS=1 writes trace-steps-{light,dark}-{1440,390}.png and
-trace-steps-otlp-light-1440.png (the page down to the tree's end) to docs/screenshots."""
+tree; a BFCL trace (durations, no times) shows each model call's duration and tokens.
+TA_DOCS_SCREENSHOTS=1 writes trace-steps-{light,dark}-{1440,390}.png,
+trace-steps-otlp-light-1440.png and trace-steps-bfcl-light-{1440,390}.png (the page down to the
+tree's end) to docs/screenshots."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from tests.browsing import WIDE, login, shot, watch
 from tests.importers.otlp_samples import openinference_spans, otlp_json
 from tests.site.test_themes_mobile_browser import AA, TEXT_COLOURS, contrast
 from tests.tracepage.conftest import ingest, timed_trace
+from tests.tracepage.test_steps_durations import REAL
 from traces.models import Trace
 from traces.services import upload_create, upload_process
 
@@ -145,4 +148,35 @@ def test_an_otlp_trace_draws_its_span_tree(page, live_server, alice, project, tm
     spans.first.click(position={"x": 5, "y": 5})
     assert spans.nth(1).is_visible()
     shot(page, tmp_path, "trace-steps-otlp-light-1440.png", until="#steps")
+    assert errors == [], errors
+
+
+def test_a_bfcl_trace_shows_each_model_call_s_duration_and_tokens(
+    page, live_server, alice, project, tmp_path
+):
+    """Real BFCL records (durations per model call, no times): the Duration column is there
+    and shows each step's latency, a turn the sum of its steps', with no bars, at both widths."""
+    upload, _ = upload_create(
+        project=project, fileobj=REAL.read_bytes(), filename=REAL.name, source="cli",
+        enqueue=False,
+    )  # fmt: skip
+    assert upload_process(upload_id=upload.pk).status == "done"
+    trace = Trace.objects.get(project=project, external_id__endswith="multi_turn_base_4")
+    errors = watch(page)
+    login(page, live_server, "alice", "alice-pw")
+    for width in (1440, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(live_server.url + trace.get_absolute_url())
+        head = page.locator("#steps .wf-head")
+        assert head.locator(".wf-dur").is_visible() and head.locator(".wf-tok").is_visible()
+        ls = page.locator("#steps .wf-row", has_text="ls").first
+        assert ls.locator(".wf-dur").inner_text() == "1.31 s"
+        assert ls.locator(".wf-tok").inner_text() == "1,989 / 14"
+        turn0 = page.locator("#steps summary.wf-row", has_text="Turn 0")
+        assert turn0.locator(".wf-dur").inner_text() == "4.18 s"
+        assert page.locator("#steps .wf-bar").count() == 0
+        assert page.locator("#steps-no-times").is_visible()
+        fits = page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+        assert fits, (width, page.evaluate(WIDE))
+        shot(page, tmp_path, f"trace-steps-bfcl-light-{width}.png", until="#steps")
     assert errors == [], errors

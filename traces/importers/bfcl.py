@@ -18,8 +18,9 @@ header's tools are the func docs of the involved classes (BFCL types mapped to J
 Malformed function names and argument strings are kept and flagged, never dropped.
 
 `input_token_count`, `output_token_count` and `latency` (seconds), per turn and step, are kept
-as recorded in the header's `meta`; their sums are the header's `usage` and `duration_ms` — the
-time spent in model inference, the only duration BFCL records (tool execution is not timed).
+as recorded in the header's `meta`; each step's value goes on the step's first event when a list
+has the steps' shape, else its sum is the header's `usage` or `duration_ms` (`_bfcl_usage`) —
+the time spent in model inference, the only duration BFCL records (tool execution is not timed).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import orjson
 
 from ._bfcl_drift import drifted_turns, file_release
 from ._bfcl_releases import ReleaseMatch, release_task, release_tasks
+from ._bfcl_usage import put_step_figures
 from ._call_order import results_follow_calls
 from ._chat import ROLES
 from ._common import (
@@ -311,15 +313,18 @@ def _record(
         _check_drift(trace, header, turn_logs, questions, release)
     if log is None:
         trace.report.note_flag("no_inference_log")
+    firsts: list[list[dict[str, Any]]] = []  # per turn, each step's first event
     for t, steps in enumerate(result):
         tpath = f"$.result[{t}]"
         steps = require(trace, steps, list, tpath, "an array of steps")
         trace.turn = t
         turn_log = turn_logs[t] if t < len(turn_logs) else None
         _user_turn(trace, t, turn_log, questions, task)
+        firsts.append([])
         for s, output in enumerate(steps):
             step_log = turn_log.get(f"step_{s}") if turn_log else None
-            _step(trace, t, s, output, step_log if isinstance(step_log, list) else None, tool_names)
+            step_log = step_log if isinstance(step_log, list) else None
+            firsts[-1].append(_step(trace, t, s, output, step_log, tool_names))
         if turn_log:
             extra = [
                 k
@@ -339,6 +344,7 @@ def _record(
         meta["unmatched_log_turns"] = turn_logs[len(result) :]
         trace.report.note_unmapped("inference_log turns without a result turn", trace.trace_id)
     trace.turn = None
+    put_step_figures(trace, header, record, firsts)
 
 
 def _check_drift(
@@ -452,7 +458,9 @@ def _user_turn(
 
 def _step(
     trace: Trace, t: int, s: int, output: Any, log: list | None, tool_names: set[str]
-) -> None:
+) -> dict[str, Any]:
+    """The events of one step (one model call) of turn `t`; returns its first event, the model's
+    output."""
     spath = f"$.result[{t}][{s}]"
     start = len(trace.events)
     decoded = handler = None
@@ -534,15 +542,19 @@ def _step(
         trace.flag(ev, "step_output_unexpected", "raw_output", output)
         first = ev
     first = first or (calls[0] if calls else None)
-    if first is not None:
-        meta = first.setdefault("meta", {})
-        meta["step"] = s
-        if handler is not None:
-            meta["handler_log"] = handler.get("content")
-            if "error" in handler:
-                meta["handler_error"] = handler["error"]
-        if extra_log:
-            meta["inference_log"] = extra_log
+    if first is None:
+        # The model answered with nothing (the handler logs "Empty response from the model"):
+        # the call still took its time and tokens, and ended the turn, so it is a step.
+        first = trace.add("message", role="assistant", content="")
+        trace.flag(first, "empty_model_response", "empty_response", True)
+    meta = first.setdefault("meta", {})
+    meta["step"] = s
+    if handler is not None:
+        meta["handler_log"] = handler.get("content")
+        if "error" in handler:
+            meta["handler_error"] = handler["error"]
+    if extra_log:
+        meta["inference_log"] = extra_log
     # The step's calls ran one after another (execute_multi_turn_func_call): the k-th output is
     # the k-th call's, and each result goes right after its own call.
     for k, content in enumerate(tool_outputs):
@@ -557,6 +569,7 @@ def _step(
     if len(calls) > 1:
         trace.flag(calls[0], "parallel_step", "parallel_calls", len(calls))
     results_follow_calls(trace.events, start)
+    return first
 
 
 def _call(
