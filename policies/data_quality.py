@@ -9,8 +9,9 @@ release's task where the importer keeps it, ``meta.task_release``), a task whose
 changed between the releases the run may come from (header ``meta.ground_truth_changed``), a run
 of an earlier release that records no user turn to tell which of its tasks it was run on (header
 ``meta.task_unverified``), a reply that is a harness's error message rather than the model's
-answer (event ``meta.harness_error``), and a step whose calls ran in parallel (the step's first
-call's ``meta.parallel_calls``).
+answer (event ``meta.harness_error``), a step whose calls ran in parallel (the step's first
+call's ``meta.parallel_calls``), and a model call that answered nothing, after which the harness
+went on to the next turn (BFCL's empty step, event ``meta.empty_response``).
 
 `trace_flags` reads them once per trace; the audit writes them into every policy's record
 (``import_flags``) and `FlagFold` counts, per policy, how many of the flagged traces' decisions
@@ -36,6 +37,7 @@ FLAGS: dict[str, str] = {
     "task_unverified": "task version unverified (no recorded user turns)",
     "harness_error": "harness errors taken for replies",
     "parallel_step": "steps with parallel calls",
+    "empty_reply": "empty model replies (the harness went on to the next turn)",
 }
 
 #: Where a result record keeps its trace's flags: {flag: how many events or 1 for the trace}.
@@ -67,16 +69,19 @@ def trace_flags(trace: Trace) -> dict[str, int]:
         out["ground_truth_changed"] = 1
     if meta.get("task_unverified"):
         out["task_unverified"] = 1
-    errors = parallel = 0
+    errors = parallel = empty = 0
     for e in trace.events:
         m = e.meta
         if m:
             errors += bool(m.get("harness_error"))
             parallel += bool(m.get("parallel_calls"))
+            empty += bool(m.get("empty_response"))
     if errors:
         out["harness_error"] = errors
     if parallel:
         out["parallel_step"] = parallel
+    if empty:
+        out["empty_reply"] = empty
     return out
 
 

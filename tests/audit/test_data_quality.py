@@ -198,6 +198,25 @@ class TestBfcl:
         }
 
 
+    def test_empty_model_replies_of_a_real_record(self, client, alice, project):
+        """A real gpt-4o record whose last turn's second model call answered nothing, as
+        bfcl-eval records it ("Empty response from the model. Proceed to next turn.")."""
+        import copy
+
+        from tests.importers.test_bfcl_step_figures import NAME, real_record
+
+        record = copy.deepcopy(real_record("multi_turn_base_4"))
+        record["result"][2] = [[{"post_tweet": record["result"][2][0][0]["post_tweet"]}], []]
+        upload(project, orjson.dumps(record) + b"\n", NAME)
+        run = run_inline(project, policies=["twincheck"], environment="bfcl")
+        assert run.status == "done" and run.error_count == 0
+        got, page = section(client, alice, run)
+        empty = by_flag(got)["empty_reply"]
+        assert (empty["traces"], empty["events"]) == (1, 1)
+        assert cells(page, "empty_reply")["events"] == "1"
+        assert "empty model replies" in page
+
+
 def test_the_fold_counts_flagged_rows_by_outcome() -> None:
     def row(flags: dict[str, int] | None, transition: str, **kw: Any) -> dict[str, Any]:
         record: dict[str, Any] = {"unknown_reason": kw.get("reason")}
