@@ -90,3 +90,29 @@ def test_the_sweep_counts_a_drifted_backlog_again(project, upload_token, alice):
     OtlpSpan.objects.filter(project=project).delete()  # spans gone by hand
     traces_sweep()
     assert backlog(project.pk) == (0, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_and_retries_count_each_stored_span_once(project, upload_token):
+    """Eight senders at once, each sending its request twice (an exporter's retry racing its
+    first attempt): every span is stored once and counted once."""
+    import threading
+
+    from django.db import connection as conn
+
+    bodies = [request(50, trace=t) for t in range(1, 9)]
+    answers: list[int] = []
+
+    def send(body: bytes) -> None:
+        try:
+            answers.append(post(upload_token, body).status_code)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=send, args=(b,)) for b in bodies + bodies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert answers == [200] * 16
+    assert backlog(project.pk) == stored(project.pk) and backlog(project.pk)[0] == 400
