@@ -292,7 +292,7 @@ def test_an_upload_takes_other_traces_up_to_its_span_limit(spans, project, uploa
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("second", ["same traces", "one of them"])
 def test_two_workers_finishing_the_same_traces_make_one_upload(
-    spans, project, upload_token, settings, second
+    postgres, spans, project, upload_token, settings, second
 ):
     """The first worker holds its marked spans uncommitted while the second finishes the same
     traces (the same upload's content) or one of them (another upload's): the second waits,

@@ -93,7 +93,9 @@ def test_the_sweep_counts_a_drifted_backlog_again(project, upload_token, alice):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_requests_and_retries_count_each_stored_span_once(project, upload_token):
+def test_concurrent_requests_and_retries_count_each_stored_span_once(
+    postgres, project, upload_token
+):
     """Eight senders at once, each sending its request twice (an exporter's retry racing its
     first attempt): every span is stored once and counted once."""
     import threading
