@@ -40,6 +40,7 @@ from common.request_input import BadInput, loads_checked
 from policies import POLICIES
 from traces import selectors as trace_selectors
 from traces.models import Upload
+from traces.otlp_receiver.backlog import receiver_status
 
 
 def _list_url(project_id: int, **params: object) -> str:
@@ -111,6 +112,8 @@ def project_dashboard(request: HttpRequest, pk: int) -> HttpResponse:
         "latest": latest,
         "tokens": project.tokens.filter(revoked_at__isnull=True) if role == "owner" else [],
         "new_token": request.session.pop("new_token", None),
+        "receiver": receiver_status(project.pk) if role == "owner" else None,
+        "otlp_endpoint": request.build_absolute_uri(reverse("traces:otlp-traces")),
     }
     return render(request, "auditor/project.html", ctx)
 

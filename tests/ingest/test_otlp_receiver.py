@@ -6,6 +6,7 @@ tests/integration/test_otlp_receiver_live.py."""
 from __future__ import annotations
 
 import gzip
+import re
 from datetime import timedelta
 
 import orjson
@@ -351,3 +352,17 @@ def test_deleting_a_receiver_upload_unlinks_its_spans(spans, project, upload_tok
         (None, "imported")
     }
     assert set(OtlpSpan.objects.filter(upload=other).values_list("pk", flat=True)) == theirs
+
+
+def test_the_project_page_names_the_receiver_s_latest_upload(
+    client, spans, project, upload_token, alice
+):
+    assert post(upload_token, proto(spans)).status_code == 200
+    client.force_login(alice)
+    page = client.get(project.get_absolute_url()).content.decode()
+    assert f'data-spans="{len(spans)}"' in page and 'id="receiver-latest"' not in page
+    uploads = finish_all(project)
+    page = client.get(project.get_absolute_url()).content.decode()
+    assert 'data-spans="0"' in page and "No spans wait" in page
+    latest = max(uploads, key=lambda u: (u.created_at, u.pk))
+    assert re.search(rf'id="receiver-latest">.*{re.escape(latest.filename)}.*1 trace,', page)

@@ -76,3 +76,31 @@ def backlog_recount_all(connection: Any = default_connection) -> None:
             " ON CONFLICT (project_id) DO UPDATE"
             " SET spans = excluded.spans, bytes = excluded.bytes"
         )
+
+
+def receiver_status(project_id: int) -> dict:
+    """What the project page tells an owner about live spans: what waits, the limits, and
+    the receiver's latest upload."""
+    from django.conf import settings
+
+    from traces.models import Upload
+
+    spans, size = backlog(project_id)
+    latest = (
+        Upload.objects.filter(project_id=project_id, source=Upload.Source.OTLP)
+        .order_by("-created_at", "-id")
+        .only("pk", "filename", "status", "created_at", "traces_accepted")
+        .first()
+    )
+    return {
+        "spans": spans,
+        "spans_text": f"{spans:,}",
+        "bytes": size,
+        "max_spans": f"{settings.TA_OTLP_MAX_PENDING_SPANS:,}",
+        "max_bytes": settings.TA_OTLP_MAX_PENDING_BYTES,
+        "full": spans >= settings.TA_OTLP_MAX_PENDING_SPANS
+        or size >= settings.TA_OTLP_MAX_PENDING_BYTES,
+        "latest": latest,
+        "grace": settings.TA_OTLP_GRACE_SECONDS,
+        "quiet": settings.TA_OTLP_QUIET_SECONDS,
+    }
