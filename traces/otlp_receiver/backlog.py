@@ -65,9 +65,11 @@ def backlog_recount_all(connection: Any = default_connection) -> None:
     for nothing."""
     spans, table = OtlpSpan._meta.db_table, OtlpBacklog._meta.db_table
     with connection.cursor() as cursor:
+        # Rows are written only where the count changed: a sweep of a quiet buffer writes
+        # nothing.
         cursor.execute(
-            f"UPDATE {table} SET spans = 0, bytes = 0 WHERE project_id NOT IN"
-            f" (SELECT project_id FROM {spans} WHERE state = 'buffered')"
+            f"UPDATE {table} SET spans = 0, bytes = 0 WHERE (spans <> 0 OR bytes <> 0)"
+            f" AND project_id NOT IN (SELECT project_id FROM {spans} WHERE state = 'buffered')"
         )
         cursor.execute(
             f"INSERT INTO {table} (project_id, spans, bytes)"
@@ -75,6 +77,7 @@ def backlog_recount_all(connection: Any = default_connection) -> None:
             f" FROM {spans} WHERE state = 'buffered' GROUP BY project_id"
             " ON CONFLICT (project_id) DO UPDATE"
             " SET spans = excluded.spans, bytes = excluded.bytes"
+            f" WHERE {table}.spans <> excluded.spans OR {table}.bytes <> excluded.bytes"
         )
 
 
