@@ -197,7 +197,6 @@ class TestBfcl:
             "twincheck.not_applicable": "0",
         }
 
-
     def test_empty_model_replies_of_a_real_record(self, client, alice, project):
         """A real gpt-4o record whose last turn's second model call answered nothing, as
         bfcl-eval records it ("Empty response from the model. Proceed to next turn.")."""

@@ -152,6 +152,24 @@ def test_genai_usage_attributes_and_a_span_without_times():
     assert "ts" not in call and "duration_ms" not in call and "end_ts" in call
 
 
+def test_a_span_time_past_the_year_9999_is_kept_and_flagged_not_a_crash():
+    """A `*TimeUnixNano` no calendar date holds (found by the OTLP fuzz test: 2.5e20 ns, the
+    year 10000) is kept in the event's meta and flagged unreadable; no duration comes from it."""
+    doc = orjson.loads(otlp_json(openinference_spans(("Paris",))))
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    llm = next(s for s in spans if s["name"] == "ChatCompletion")
+    llm["startTimeUnixNano"] = "253402300800000000000"
+    events, report = run("otlp", orjson.dumps(doc))
+    assert report.errors == []
+    [evs] = traces_of(events).values()
+    _valid({"t": evs})
+    # the span sorts last by its start; its first output is the event that keeps the raw time
+    [call] = [e for e in evs if "ts" in e.get("meta", {})]
+    assert call["type"] == "tool_call" and call["meta"]["ts"] == "253402300800000000000"
+    assert "ts" not in call and "duration_ms" not in call and "end_ts" in call
+    assert report.flags["timestamp_unreadable"] >= 1
+
+
 @pytest.mark.parametrize("fmt", ["eval", "json"])
 def test_inspect_samples_carry_model_usage_and_times(tmp_path, fmt):
     from tests.importers.inspect_samples import write_log

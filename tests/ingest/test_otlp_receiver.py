@@ -366,3 +366,25 @@ def test_the_project_page_names_the_receiver_s_latest_upload(
     assert 'data-spans="0"' in page and "No spans wait" in page
     latest = max(uploads, key=lambda u: (u.created_at, u.pk))
     assert re.search(rf'id="receiver-latest">.*{re.escape(latest.filename)}.*1 trace,', page)
+
+
+def test_a_file_with_a_span_time_past_any_date_imports_and_shows(client, project, alice):
+    """A malformed span time (2.5e20 ns: past the year 9999 and past 64 bits) is kept and
+    flagged, the upload is done, and the trace page shows the trace with that step untimed."""
+    from tests.importers.otlp_samples import openinference_spans
+
+    doc = orjson.loads(otlp_json(openinference_spans(("Paris",))))
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    next(s for s in spans if s["name"] == "ChatCompletion")["startTimeUnixNano"] = (
+        "253402300800000000000"
+    )
+    up, _ = upload_create(
+        project=project, fileobj=orjson.dumps(doc), filename="bad-time.json", source="api"
+    )
+    up = upload_process(upload_id=up.pk)
+    assert up.status == "done" and up.traces_accepted == 1 and up.error_count == 0
+    assert up.report["flags"]["timestamp_unreadable"] == 1
+    (trace,) = Trace.objects.filter(project=project)
+    client.force_login(alice)
+    page = client.get(f"/traces/{trace.pk}/")
+    assert page.status_code == 200 and b"253402300800000000000" in page.content

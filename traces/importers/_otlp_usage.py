@@ -82,8 +82,14 @@ def span_usage(span: Span) -> tuple[dict | None, float | None]:
 
 
 def span_times(start: int, end: int) -> dict:
-    """`ts`, `end_ts` and `duration_ms` from a span's unix-nano times (a 0 is no time)."""
-    out: dict = {"ts": from_unix_nano(start), "end_ts": from_unix_nano(end)}
-    if start > 0 and end >= start:
+    """`ts`, `end_ts` and `duration_ms` from a span's unix-nano times (a 0 is no time). A time
+    no date holds is passed on as the number it is, in text (JSON numbers stop at 64 bits),
+    which `put_timing` keeps in `meta` and flags as unreadable; no duration is taken from it."""
+    ts, end_ts = from_unix_nano(start), from_unix_nano(end)
+    out: dict = {
+        "ts": ts if ts is not None or start <= 0 else str(start),
+        "end_ts": end_ts if end_ts is not None or end <= 0 else str(end),
+    }
+    if ts is not None and end_ts is not None and end >= start:
         out["duration_ms"] = (end - start) / 1e6
     return out

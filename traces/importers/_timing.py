@@ -80,11 +80,15 @@ def rfc3339(value: Any) -> tuple[str | None, bool]:
 
 
 def from_unix_nano(nanos: Any) -> str | None:
-    """An RFC 3339 UTC string, to the nanosecond, for OTLP's `*TimeUnixNano`; None for 0."""
+    """An RFC 3339 UTC string, to the nanosecond, for OTLP's `*TimeUnixNano`; None for 0 and
+    for a time no calendar date holds (past the year 9999)."""
     if not isinstance(nanos, int) or nanos <= 0:
         return None
     seconds, rest = divmod(nanos, 1_000_000_000)
-    stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return None
     return f"{stamp}.{rest:09d}Z"
 
 

@@ -238,8 +238,8 @@ class _Builder:
             "parent_span_id": span.parent,
             "name": span.name,
             "kind": kind,
-            "start_unix_nano": span.start,
-            "end_unix_nano": span.end,
+            "start_unix_nano": _json_int(span.start),
+            "end_unix_nano": _json_int(span.end),
             "status": span.status,
             "status_message": span.status_message or None,
             "attributes": rest,
@@ -365,3 +365,9 @@ class _Builder:
 
 def _first_str(*values: Any) -> str | None:
     return next((v for v in values if isinstance(v, str) and v), None)
+
+
+def _json_int(value: int) -> int | str:
+    """A span time as stored: an int where JSON holds it (64 bits), else its text (OTLP times
+    are unsigned 64-bit, so only a malformed file has a larger one)."""
+    return value if -(2**63) <= value < 2**64 else str(value)
