@@ -272,3 +272,13 @@ def test_usage_that_is_not_a_count_is_kept_in_meta():
     [evs] = traces_of(events).values()
     assert "usage" not in evs[-1] and evs[-1]["meta"]["usage"] == {"prompt_tokens": -2}
     assert report.flags["usage_unusable"] == 1
+
+
+def test_durations_and_costs_past_any_real_value_are_unusable():
+    """Infinite, or past MAX_AMOUNT (a BFCL latency of 1e14 s becomes 1e17 ms): a broken
+    record's value, kept in meta by the callers, never stored as a figure JSON cannot hold."""
+    from traces.importers._timing import MAX_AMOUNT, amount
+
+    assert amount(float("inf")) is None and amount(float("nan")) is None
+    assert amount(10**30) is None and amount(MAX_AMOUNT * 2) is None
+    assert amount(0) == 0 and amount(12.5) == 12.5 and amount(MAX_AMOUNT) == MAX_AMOUNT

@@ -25,6 +25,8 @@ TOKEN_NAMES = {
     "total": "total_tokens",
 }
 MAX_COUNT = 2**31 - 1
+# Milliseconds (30,000 years) or dollars: no real trace comes near it.
+MAX_AMOUNT = 1e15
 
 
 def count(value: Any) -> int | None:
@@ -37,10 +39,11 @@ def count(value: Any) -> int | None:
 
 
 def amount(value: Any) -> float | int | None:
-    """A duration or a cost: a non-negative number."""
+    """A duration or a cost: a non-negative finite number, at most MAX_AMOUNT (beyond it, or
+    infinite, a value is a broken record, and JSON could not store every such number)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return None
-    return value if value >= 0 else None
+    return value if 0 <= value <= MAX_AMOUNT else None
 
 
 def usage_of(raw: Any) -> dict | None:
