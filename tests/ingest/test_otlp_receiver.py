@@ -388,3 +388,20 @@ def test_a_file_with_a_span_time_past_any_date_imports_and_shows(client, project
     client.force_login(alice)
     page = client.get(f"/traces/{trace.pk}/")
     assert page.status_code == 200 and b"253402300800000000000" in page.content
+
+
+def test_openllmetry_spans_through_the_receiver_equal_their_file_upload(
+    project, upload_token, alice
+):
+    """OpenLLMetry's real OpenAI instrumentation (OTel GenAI message attributes), sent as the
+    SDK's protobuf: the traces equal a file upload of the same spans, messages and all."""
+    from tests.importers.genai_samples import openllmetry_spans
+
+    spans = openllmetry_spans()
+    assert post(upload_token, proto(spans)).status_code == 200
+    finish_all(project)
+    got = events_of(project)
+    assert got == file_upload(alice, spans)
+    [events] = got.values()
+    assert [e["type"] for e in events].count("tool_call") == 1
+    assert events[-1]["content"] == "It is 18C and sunny in Paris."

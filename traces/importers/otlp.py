@@ -1,18 +1,19 @@
-"""OpenTelemetry traces as OTLP/JSON, with OpenInference or Langfuse span attributes.
+"""OpenTelemetry traces as OTLP/JSON, with OpenInference, Langfuse or OTel GenAI span attributes.
 
-What Arize Phoenix, OpenInference instrumentations and many agent SDKs export, and what the
-Langfuse Python SDK emits (its observations are OTel spans). One v1 trace per OTel trace id
-(`otel:<32 hex>`); spans in start order:
+What Arize Phoenix, OpenInference instrumentations and many agent SDKs export, what the
+Langfuse Python SDK emits (its observations are OTel spans), and what OpenLLMetry (Traceloop)
+and other instrumentations of the OTel GenAI conventions write (`_otlp_genai`). One v1 trace
+per OTel trace id (`otel:<32 hex>`); spans in start order:
 
 - **LLM spans** (`openinference.span.kind = LLM`, Langfuse `generation`, `gen_ai.operation.name
-  = chat`): input messages not seen yet (system / user; assistant and tool messages only when no
-  earlier span produced them) → `message` / `tool_result`; output messages → assistant `message`
-  and `tool_call`s. Model: `llm.model_name`, `langfuse.observation.model.name`,
-  `gen_ai.request.model`.
-- **TOOL spans** (`TOOL`, Langfuse `tool`, `execute_tool`): the result of the pending call with
-  the span's call id (`tool_call.id`, `gen_ai.tool.call.id`), else of the oldest pending call of
-  that tool name; a tool span no LLM span asked for becomes a call and its result. Status ERROR →
-  `status: error`.
+  = chat`, OpenLLMetry's `llm.request.type = chat`): input messages not seen yet (system /
+  user; assistant and tool messages only when no earlier span produced them) → `message` /
+  `tool_result`; output messages → assistant `message` and `tool_call`s. Model:
+  `llm.model_name`, `langfuse.observation.model.name`, `gen_ai.request.model`.
+- **TOOL spans** (`TOOL`, Langfuse `tool`, `execute_tool`, `traceloop.span.kind = tool`): the
+  result of the pending call with the span's call id (`tool_call.id`, `gen_ai.tool.call.id`),
+  else of the oldest pending call of that tool name; a tool span no LLM span asked for becomes a
+  call and its result. Status ERROR → `status: error`.
 - **Timing, tokens, cost**: the header spans the trace (`ts` = first span start, `end_ts` = last
   span end, `duration_ms`); an LLM span's first output event carries its start, end, duration,
   `usage` (`llm.token_count.prompt` / `completion` / `total`, `gen_ai.usage.input_tokens` /
@@ -33,6 +34,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from ._common import Trace, parse_arguments, record_events
+from ._otlp_genai import TRACELOOP_KIND, genai_messages, tool_definition, traceloop_tool
 from ._otlp_read import Span, documents, request_spans
 from ._otlp_usage import USAGE_KEYS, json_text, span_times, span_usage
 from ._timing import put_timing
@@ -42,7 +44,12 @@ _SNIFF = re.compile(rb'^\s*\{\s*"resourceSpans"\s*:')
 _OI_MESSAGE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
 _OI_CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(.+)$")
 LANGFUSE_KIND = {"generation": "LLM", "tool": "TOOL", "embedding": "EMBEDDING"}
-GEN_AI_KIND = {"chat": "LLM", "text_completion": "LLM", "generate_content": "LLM"}
+GEN_AI_KIND = {
+    "chat": "LLM",
+    "text_completion": "LLM",
+    "generate_content": "LLM",
+    "completion": "LLM",  # OpenLLMetry's `llm.request.type`
+}
 # Attributes whose content becomes events; everything else stays on the span in meta.
 MAPPED_PREFIXES = (
     "llm.input_messages.",
@@ -52,6 +59,14 @@ MAPPED_PREFIXES = (
     "langfuse.observation.input",
     "langfuse.observation.output",
     "llm.tools.",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.prompt.",
+    "gen_ai.completion.",
+    "traceloop.entity.input",
+    "traceloop.entity.output",
 )
 
 
@@ -62,7 +77,10 @@ def span_kind(attrs: dict) -> str:
     lf = attrs.get("langfuse.observation.type")
     if isinstance(lf, str) and lf:
         return LANGFUSE_KIND.get(lf, lf.upper())
-    op = attrs.get("gen_ai.operation.name")
+    traceloop = attrs.get("traceloop.span.kind")
+    if isinstance(traceloop, str) and traceloop in TRACELOOP_KIND:
+        return TRACELOOP_KIND[traceloop]
+    op = attrs.get("gen_ai.operation.name", attrs.get("llm.request.type"))
     if op == "execute_tool":
         return "TOOL"
     return GEN_AI_KIND.get(op, "UNKNOWN") if isinstance(op, str) else "UNKNOWN"
@@ -124,8 +142,11 @@ def messages(span: Span, which: str) -> list[dict]:
             {**m, "tool_calls": [m["tool_calls"][k] for k in sorted(m["tool_calls"])]}
             for _, m in sorted(found.items())
         ]
-    raw = json_text(span.attrs.get(f"langfuse.observation.{which}"))
     default = "user" if which == "input" else "assistant"
+    genai = genai_messages(span.attrs, which, default)
+    if genai is not None:
+        return genai
+    raw = json_text(span.attrs.get(f"langfuse.observation.{which}"))
     if raw is None:
         raw = span.attrs.get(f"{which}.value")
         if raw is None:
@@ -150,7 +171,7 @@ def model_of(span: Span) -> str | None:
 
 class OTLPImporter:
     name = "otlp"
-    label = "OpenTelemetry OTLP/JSON traces (OpenInference, Langfuse)"
+    label = "OpenTelemetry OTLP/JSON traces (OpenInference, Langfuse, OpenLLMetry / GenAI)"
 
     def sniff(self, head: bytes, filename: str) -> bool:
         return _SNIFF.match(head) is not None
@@ -249,19 +270,17 @@ class _Builder:
     def tools(self, llm: list[Span]) -> list[dict]:
         out: dict[str, dict] = {}
         for span in llm:
-            for key, value in span.attrs.items():
-                if key.startswith("llm.tools.") and key.endswith(".tool.json_schema"):
-                    schema = json_text(value)
-                    fn = schema.get("function", schema) if isinstance(schema, dict) else {}
-                    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-                        out.setdefault(
-                            fn["name"],
-                            {
-                                "name": fn["name"],
-                                "description": fn.get("description") or "",
-                                "parameters": fn.get("parameters") or {"type": "object"},
-                            },
-                        )
+            defined = json_text(span.attrs.get("gen_ai.tool.definitions"))
+            schemas = list(defined) if isinstance(defined, list) else []
+            schemas += [
+                json_text(value)
+                for key, value in span.attrs.items()
+                if key.startswith("llm.tools.") and key.endswith(".tool.json_schema")
+            ]
+            for schema in schemas:
+                tool = tool_definition(schema)
+                if tool is not None:
+                    out.setdefault(tool["name"], tool)
         return list(out.values())
 
     def llm(self, span: Span) -> None:
@@ -327,15 +346,16 @@ class _Builder:
 
     def tool(self, span: Span) -> None:
         attrs = span.attrs
-        name = _first_str(attrs.get("tool.name"), attrs.get("gen_ai.tool.name"), span.name)
+        tl_name, tl_args, tl_output = traceloop_tool(attrs)
+        name = _first_str(attrs.get("tool.name"), attrs.get("gen_ai.tool.name"), tl_name, span.name)
         call_id = _first_str(attrs.get("tool_call.id"), attrs.get("gen_ai.tool.call.id"))
         output = attrs.get("output.value", attrs.get("langfuse.observation.output"))
         if output is None:
-            output = attrs.get("gen_ai.tool.call.result")
+            output = attrs.get("gen_ai.tool.call.result", tl_output)
         if not self.result_for(span, call_id, name, output, span.error):
             args = attrs.get("input.value", attrs.get("langfuse.observation.input"))
             if args is None:
-                args = attrs.get("gen_ai.tool.call.arguments")
+                args = attrs.get("gen_ai.tool.call.arguments", tl_args)
             event = self.call(span, call_id, name, args)
             event["meta"]["from_tool_span"] = True
             self.result_for(span, event["call_id"], name, output, span.error)
