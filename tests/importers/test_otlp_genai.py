@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import functools
 
+import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests.conftest import fuzz_examples
+from tests.importers.fuzz import mutate
 from tests.importers.genai_samples import SYSTEM, openllmetry_spans, traceloop_flat_spans
 from tests.importers.otlp_samples import otlp_json
 
-from ._helpers import check_invariants, run, traces_of, validate_all
+from ._helpers import check_fuzzed, check_invariants, run, traces_of, validate_all
 
 
 @functools.cache
@@ -78,3 +83,45 @@ def test_flat_traceloop_spans_carry_tokens_and_the_tool_span_s_times():
     ]
     result = next(e for e in evs if e["type"] == "tool_result")
     assert "ts" in result and "duration_ms" in result
+
+
+@settings(
+    max_examples=fuzz_examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(st.data(), st.sampled_from(["openllmetry", "traceloop-flat"]))
+def test_fuzz_genai_spans_never_raise(data, kind):
+    doc = orjson.loads(otlp_json(list(_spans(kind))))
+    events, report = run("otlp", mutate(data, doc))
+    check_fuzzed(events, report)
+
+
+def test_odd_genai_messages_are_read_as_far_as_they_go():
+    """Messages of other shapes than the conventions': what can be read is, nothing raises."""
+    from traces.importers._otlp_genai import genai_messages
+
+    odd = orjson.dumps(
+        [
+            "just text",
+            {"role": "user", "parts": "not a list"},
+            {"parts": [{"type": "text", "content": 7}, "plain", {"type": "image"}]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "name": "f", "arguments": "x"}]},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "response": {"a": 1}}]},
+        ]
+    ).decode()
+    got = genai_messages({"gen_ai.input.messages": odd}, "input", "user")
+    assert got == [
+        {"role": "user", "content": "just text", "tool_calls": []},
+        {"role": "user", "content": "", "tool_calls": []},
+        {"role": "user", "content": "plain", "tool_calls": []},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": None, "name": "f", "arguments": "x"}],
+        },
+        {"role": "tool", "content": {"a": 1}, "tool_calls": [], "tool_call_id": None},
+    ]
+    assert genai_messages({"gen_ai.input.messages": "not json"}, "input", "user") is None
+    content = orjson.dumps([{"role": "assistant", "content": "an OpenAI-style message"}])
+    assert genai_messages({"gen_ai.output.messages": content.decode()}, "output", "assistant") == [
+        {"role": "assistant", "content": "an OpenAI-style message", "tool_calls": []}
+    ]

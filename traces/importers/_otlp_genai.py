@@ -33,9 +33,14 @@ def genai_messages(attrs: dict[str, Any], which: str, default: str) -> list[dict
         if text:
             out.append({"role": "system", "content": text, "tool_calls": []})
     for item in raw:
+        if isinstance(item, str):  # a bare text: a message of the side's own role
+            item = {"role": default, "parts": [item]}
         if not isinstance(item, dict):
             continue
-        parts = [p for p in item.get("parts") or () if isinstance(p, dict | str)]
+        given = item.get("parts")
+        if not isinstance(given, list):  # no parts: an OpenAI-style `content`, if any
+            given = [item["content"]] if isinstance(item.get("content"), str) else []
+        parts = [p for p in given if isinstance(p, dict | str)]
         calls = [
             {"id": p.get("id"), "name": p.get("name"), "arguments": p.get("arguments")}
             for p in parts
