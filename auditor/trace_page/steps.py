@@ -91,6 +91,13 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _span_label(kind: Any) -> str:
+    """A span's row label: its kind; "span" for none, or for the importer's UNKNOWN (a plain
+    OTel span with no kind attribute)."""
+    text = _str(kind)
+    return "span" if not text or text == "UNKNOWN" else text
+
+
 @functools.lru_cache(maxsize=4096)  # labels and names repeat: one cut per distinct text
 def _short(text: str) -> str:
     text = visible(text)
@@ -171,7 +178,7 @@ def by_span(events: Iterable[Mapping[str, Any]], spans: list[Any]) -> list[Node]
             continue
         nodes[sid] = Node(
             kind="span",
-            label=_short(_str(s.get("kind")) or "span"),
+            label=_short(_span_label(s.get("kind"))),
             name=_short(_str(s.get("name"))),
             timing=span_timing(s.get("start_unix_nano"), s.get("end_unix_nano")),
             error=s.get("status") == "error",

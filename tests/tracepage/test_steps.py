@@ -289,11 +289,13 @@ def test_spans_whose_parent_is_missing_or_in_a_cycle_become_roots():
         span("d", "d", "TOOL", 30, 40),  # its own parent
         span("a", None, "LLM", 0, 1),  # a repeated id: the first one counts
     ]
+    spans.append(span("e", None, "UNKNOWN", 40, 50))  # a plain span (no kind attribute)
     tree = steps.build([ev(0, "trace"), ev(1, "message", role="user", span_id="zz")], spans)
     assert [(n.label, [c.label for c in n.children]) for n in tree.roots] == [
         ("CHAIN", ["CHAIN"]),
         ("LLM", []),
         ("TOOL", []),
+        ("span", []),
         ("message", []),  # an event of no known span
     ]
 
