@@ -51,33 +51,30 @@ def backlog_add_sql() -> str:
     )
 
 
-def backlog_recount(project_id: int) -> None:
-    """Count the project's buffered spans again (the SQLite path after each insert)."""
-    waiting = OtlpSpan.objects.filter(project_id=project_id, state=OtlpSpan.State.BUFFERED)
-    sizes = list(waiting.values_list("size", flat=True))
-    OtlpBacklog.objects.update_or_create(
-        project_id=project_id, defaults={"spans": len(sizes), "bytes": sum(sizes)}
-    )
-
-
-def backlog_recount_all(connection: Any = default_connection) -> None:
-    """Count every project's buffered spans again, in one statement; projects with none wait
-    for nothing."""
+def backlog_recount_all(
+    connection: Any = default_connection, *, project_id: int | None = None
+) -> None:
+    """Count every project's buffered spans again (one project's, with `project_id`: the
+    SQLite path after each insert), in one statement a side; projects with none wait for
+    nothing."""
     spans, table = OtlpSpan._meta.db_table, OtlpBacklog._meta.db_table
+    only, params = ("project_id = %s AND ", [project_id]) if project_id is not None else ("", [])
     with connection.cursor() as cursor:
         # Rows are written only where the count changed: a sweep of a quiet buffer writes
         # nothing.
         cursor.execute(
-            f"UPDATE {table} SET spans = 0, bytes = 0 WHERE (spans <> 0 OR bytes <> 0)"
-            f" AND project_id NOT IN (SELECT project_id FROM {spans} WHERE state = 'buffered')"
+            f"UPDATE {table} SET spans = 0, bytes = 0 WHERE {only}(spans <> 0 OR bytes <> 0)"
+            f" AND project_id NOT IN (SELECT project_id FROM {spans} WHERE state = 'buffered')",
+            params,
         )
         cursor.execute(
             f"INSERT INTO {table} (project_id, spans, bytes)"
             " SELECT project_id, count(*), coalesce(sum(size), 0)"
-            f" FROM {spans} WHERE state = 'buffered' GROUP BY project_id"
+            f" FROM {spans} WHERE {only}state = 'buffered' GROUP BY project_id"
             " ON CONFLICT (project_id) DO UPDATE"
             " SET spans = excluded.spans, bytes = excluded.bytes"
-            f" WHERE {table}.spans <> excluded.spans OR {table}.bytes <> excluded.bytes"
+            f" WHERE {table}.spans <> excluded.spans OR {table}.bytes <> excluded.bytes",
+            params,
         )
 
 

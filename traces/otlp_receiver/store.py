@@ -27,12 +27,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from traces.models import Project, Upload
-from traces.otlp_receiver.backlog import (
-    backlog_add_sql,
-    backlog_recount,
-    backlog_recount_all,
-    backlog_release,
-)
+from traces.otlp_receiver.backlog import backlog_add_sql, backlog_recount_all, backlog_release
 from traces.otlp_receiver.decode import SpanRow
 from traces.otlp_receiver.models import OtlpSpan
 from traces.services import upload_create_buffered
@@ -76,10 +71,12 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
             lengths.append(len(values[-1].encode()))
         return shared[key]
 
+    resources = [position(r.resource) for r in rows]
+    scopes = [position(r.scope) for r in rows]
     documents = [_storable(r.span) for r in rows]
     sizes = [
-        len(doc.encode()) + lengths[position(r.resource) - 1] + lengths[position(r.scope) - 1]
-        for r, doc in zip(rows, documents, strict=True)
+        len(doc.encode()) + lengths[rs - 1] + lengths[sc - 1]
+        for doc, rs, sc in zip(documents, resources, scopes, strict=True)
     ]
     if connection.vendor == "postgresql":
         # The spans stored (a retry's are not) count in the project's backlog, in the same
@@ -100,8 +97,8 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
             [r.trace_id for r in rows],
             [r.span_id for r in rows],
             [r.root for r in rows],
-            [position(r.resource) for r in rows],
-            [position(r.scope) for r in rows],
+            resources,
+            scopes,
             documents,
             sizes,
             values,
@@ -115,13 +112,12 @@ def spans_insert(project_id: int, rows: list[SpanRow]) -> list[str]:
             + " ON CONFLICT (project_id, trace_id, span_id) DO NOTHING"
         )
         params = []
-        for r, doc, size in zip(rows, documents, sizes, strict=True):
+        for r, rs, sc, doc, size in zip(rows, resources, scopes, documents, sizes, strict=True):
             params += [project_id, r.trace_id, r.span_id, r.root, now]
-            params += [values[position(r.resource) - 1], values[position(r.scope) - 1]]
-            params += [doc, state, size]
+            params += [values[rs - 1], values[sc - 1], doc, state, size]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-        backlog_recount(project_id)
+        backlog_recount_all(project_id=project_id)
     return list(dict.fromkeys(r.trace_id for r in rows if r.root))
 
 
